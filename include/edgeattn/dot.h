@@ -1,0 +1,25 @@
+// Dot product of two float arrays.
+#ifndef EDGEATTN_DOT_H_
+#define EDGEATTN_DOT_H_
+
+#include <stddef.h>
+
+#include "edgeattn/status.h"
+
+namespace edgeattn {
+
+// *result = sum_{i<n} a[i] * b[i]. Any n (0 gives 0) and any alignment.
+// Error bound: |*result - exact| <= gamma(n) * sum |a[i] * b[i]|, gamma(n) = n*u / (1 - n*u), u = 2^-24,
+// valid while n*u < 1 and no intermediate overflows. This is the classic bound for any summation order; the
+// SIMD path sums in Lanes*4 interleaved partial sums, so its typical error is far smaller than the scalar path's.
+// Errors: kNullPointer (a, b or result null), kOverlap (result inside a or b).
+[[nodiscard]] Status Dot(const float* a, const float* b, size_t n, float* result) noexcept;
+
+namespace scalar {
+// Plain C++ reference with the same contract: four interleaved accumulators (dot_scalar.h).
+[[nodiscard]] Status Dot(const float* a, const float* b, size_t n, float* result) noexcept;
+}  // namespace scalar
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_DOT_H_

@@ -1,0 +1,118 @@
+/* edgeattn C API: allocation-free transformer attention kernels.
+ *
+ * Valid C99 and C++. Every function is thread-safe and reentrant: the library has no global mutable state
+ * (Highway's once-per-process CPU detection is the only shared state, and it is atomic).
+ *
+ * Common rules
+ *  - Any pointer alignment is accepted (4-byte alignment of float arrays is enough, 1 byte for the workspace).
+ *  - On any error nothing is written to any output; the status says what was wrong. When several things are
+ *    wrong, the first in this order is reported: NULL pointer, shape, argument, workspace size, overlap.
+ *  - NULL is an error for every pointer that is documented as an array, even when the size is 0.
+ *  - Partial overlap between an output and an input is EDGEATTN_ERROR_OVERLAP; exact aliasing (out == in)
+ *    is allowed only where noted.
+ *  - Zero rows/columns/sequence lengths are EDGEATTN_ERROR_INVALID_SHAPE, except edgeattn_exp and
+ *    edgeattn_dot, where n = 0 is valid.
+ *  - Error bounds below use u = 2^-24 (unit roundoff of float) and ULP = unit in the last place of the exact
+ *    result rounded to float. The C++ headers (dot.h, exp.h, softmax.h, attention.h, linear.h,
+ *    positional_encoding.h) state the same contracts in more detail; the tests assert exactly these bounds.
+ */
+#ifndef EDGEATTN_EDGEATTN_H_
+#define EDGEATTN_EDGEATTN_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum edgeattn_status {
+  EDGEATTN_OK = 0,
+  EDGEATTN_ERROR_NULL_POINTER = 1,  /* a required pointer is NULL */
+  EDGEATTN_ERROR_INVALID_SHAPE = 2, /* a zero size where one is not allowed, or sizes whose products overflow size_t */
+  EDGEATTN_ERROR_INVALID_ARGUMENT = 3, /* non-finite or negative scale, num_heads not a multiple of num_kv_heads, ... */
+  EDGEATTN_ERROR_WORKSPACE_TOO_SMALL = 4,
+  EDGEATTN_ERROR_OVERLAP = 5 /* an output overlaps an input where the function does not allow it */
+} edgeattn_status;
+
+typedef enum edgeattn_mask_kind { EDGEATTN_MASK_NONE = 0, EDGEATTN_MASK_CAUSAL = 1 } edgeattn_mask_kind;
+
+typedef struct edgeattn_attention_desc {
+  size_t q_len;        /* Lq >= 1 */
+  size_t kv_len;       /* Lk >= 1 */
+  size_t head_dim;     /* d_k >= 1, width of each query and key head */
+  size_t value_dim;    /* d_v >= 1, width of each value and output head */
+  size_t num_heads;    /* >= 1 */
+  size_t num_kv_heads; /* 0 means num_heads; otherwise >= 1 and divides num_heads */
+  float scale;         /* 0 means 1/sqrt(head_dim); otherwise finite and > 0 */
+  edgeattn_mask_kind mask;
+  const float* additive_mask; /* NULL, or q_len*kv_len floats, row-major, added to every head's scaled scores */
+} edgeattn_attention_desc;
+
+/* Layouts, dense row-major:  q [q_len][num_heads][head_dim]     k [kv_len][num_kv_heads][head_dim]
+                              v [kv_len][num_kv_heads][value_dim] out [q_len][num_heads][value_dim]
+   Query head h reads K/V head h / (num_heads / num_kv_heads). */
+
+/* Library version, "MAJOR.MINOR.PATCH". */
+const char* edgeattn_version(void);
+
+/* Name of the Highway target the SIMD path runs on in this process, e.g. "AVX3", "AVX2", "NEON", "SVE2",
+   "SCALAR" or "EMU128". Hosted builds choose it at run time from the CPU; static-dispatch builds fix it at
+   compile time. */
+const char* edgeattn_simd_target(void);
+
+/* A short English description of a status code; "unknown status" for values outside the enum. */
+const char* edgeattn_status_string(edgeattn_status status);
+
+/* Bytes of workspace edgeattn_attention needs for this descriptor; 0 if none is needed or desc is invalid
+   (then edgeattn_attention reports why). The size depends only on kv_len today; callers must not rely on that. */
+size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
+
+/* out = softmax(q k^T * scale + mask) v for every query head, with masked keys skipped.
+ *  - Causal masking is bottom-right aligned: query i sees key j iff j <= i + kv_len - q_len.
+ *  - additive_mask is added to the scaled scores of every head; an entry of -inf masks that key for that query.
+ *  - Masked keys are never read from k or v (a NaN there cannot reach the output). A query row that sees no
+ *    key outputs zeros.
+ *  - out must not overlap q, k, v, additive_mask or the workspace; the workspace must not overlap the inputs.
+ *  Error bound: see attention.h (componentwise, in terms of the softmax weights; on random N(0,1) data the
+ *  relative L2 error per output row is about 2e-7). */
+edgeattn_status edgeattn_attention(const edgeattn_attention_desc* desc, const float* q, const float* k, const float* v,
+                                   float* out, void* workspace, size_t workspace_size);
+
+/* The attention weights softmax(q k^T * scale + mask) per head, as the seeds' function returns them.
+   Masked entries are exactly 0; a query row that sees no key is all zeros. weights must not overlap q, k or
+   additive_mask. */
+edgeattn_status edgeattn_attention_weights(const edgeattn_attention_desc* desc, const float* q, const float* k,
+                                           float* weights /* [num_heads][q_len][kv_len] */);
+
+/* Row-wise softmax of a [rows][cols] matrix, max-subtracted. in == out is allowed.
+ *  - -inf entries give exactly 0; a row of only -inf gives all zeros.
+ *  - A NaN anywhere in a row makes that whole row NaN; other rows are unaffected.
+ *  - +inf entries share the row equally (1/count each), the limit of the softmax; all others give 0.
+ *  Error bound: each output within 4 ULP of the exact softmax of the float inputs where that is >= FLT_MIN,
+ *  within FLT_MIN (absolute) below it (measured max: 2.4 ULP with FMA, 3.0 without). */
+edgeattn_status edgeattn_softmax(const float* in, float* out, size_t rows, size_t cols); /* in == out allowed */
+
+/* out[i] = e^in[i]. Max error 2 ULP where the result is a normal float (measured max: 1.06 ULP with FMA,
+   1.36 without); results below FLT_MIN may flush to +0; exp(-inf) = +0 exactly; exp(+inf) and overflow give
+   +inf; NaN gives NaN. */
+edgeattn_status edgeattn_exp(const float* in, float* out, size_t n); /* in == out allowed; n = 0 is OK */
+
+/* *result = sum a[i]*b[i]; |error| <= n*u/(1 - n*u) * sum |a[i]*b[i]|. result must not overlap a or b. */
+edgeattn_status edgeattn_dot(const float* a, const float* b, size_t n, float* result); /* n = 0 gives 0 */
+
+/* y = x W + b with W stored [in][out] (as x @ W in numpy). y must not overlap x, weight or bias.
+   |error| <= (in+1)*u/(1 - (in+1)*u) * (sum_i |x[r][i] W[i][o]| + |b[o]|) per element. */
+edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features, const float* weight /* [in][out] */,
+                                const float* bias /* NULL or [out] */, size_t out_features, float* y /* [rows][out] */);
+
+/* Adds the sinusoidal positional encoding of Vaswani et al. in place to x [seq_len][d_model], row r at
+   position first_position + r: PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d)).
+   Odd d_model works (the last column gets a sine). Positions must satisfy first_position + seq_len <= 2^24,
+   else EDGEATTN_ERROR_INVALID_ARGUMENT. |error| <= 1 ULP of the result + (position + 1) * 2^-46. */
+edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EDGEATTN_EDGEATTN_H_ */

@@ -1,0 +1,13 @@
+// edgeattn C++ API, all kernels. The C API is edgeattn/edgeattn.h.
+#ifndef EDGEATTN_EDGEATTN_HPP_
+#define EDGEATTN_EDGEATTN_HPP_
+
+#include "edgeattn/attention.h"
+#include "edgeattn/dot.h"
+#include "edgeattn/exp.h"
+#include "edgeattn/linear.h"
+#include "edgeattn/positional_encoding.h"
+#include "edgeattn/softmax.h"
+#include "edgeattn/status.h"
+
+#endif  // EDGEATTN_EDGEATTN_HPP_

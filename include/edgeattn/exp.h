@@ -1,0 +1,34 @@
+// Elementwise exponential with edgeattn's own range reduction and polynomial (no libm).
+#ifndef EDGEATTN_EXP_H_
+#define EDGEATTN_EXP_H_
+
+#include <stddef.h>
+
+#include "edgeattn/status.h"
+
+namespace edgeattn {
+
+// out[i] = e^in[i] for i < n. in == out is allowed; partial overlap is kOverlap. n = 0 is valid.
+//
+// Algorithm: x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite, two constants, round-to-nearest by adding
+// 1.5*2^23), e^r = 1 + r*P(r) with P a degree-5 minimax polynomial (relative approximation error 2.1e-9),
+// result = (s1 + (s1*r)*P(r)) * s2 with s1*s2 = 2^n, so n = 128 and gradual underflow need no special case.
+//
+// Contract (asserted over all tails, misalignments and targets; the exhaustive check over all 2^32 inputs
+// measured 1.06 ULP with FMA and 1.36 ULP on targets without FMA):
+//   - |error| <= 2 ULP of the correctly rounded result wherever that result is a normal float
+//     (x in [-87.336, 88.722]);
+//   - results below FLT_MIN may flush to +0 (they are either +0 or the subnormal product, never negative);
+//   - exp(-inf) = +0 exactly, exp(x) = +inf for x > 88.7228 and for +inf;
+//   - NaN in gives NaN out (Highway 1.0.3's Exp returns 0 for NaN; this does not).
+// Errors: kNullPointer, kOverlap.
+[[nodiscard]] Status Exp(const float* in, float* out, size_t n) noexcept;
+
+namespace scalar {
+// Plain C++ loop over the same algorithm; same contract.
+[[nodiscard]] Status Exp(const float* in, float* out, size_t n) noexcept;
+}  // namespace scalar
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_EXP_H_

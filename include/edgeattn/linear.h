@@ -1,0 +1,27 @@
+// Linear projection y = x W + b, to build Q, K and V from embeddings.
+#ifndef EDGEATTN_LINEAR_H_
+#define EDGEATTN_LINEAR_H_
+
+#include <stddef.h>
+
+#include "edgeattn/status.h"
+
+namespace edgeattn {
+
+// y[r][o] = bias[o] + sum_i x[r][i] * weight[i][o]: x [rows][in_features], weight [in_features][out_features]
+// (the layout of numpy's x @ W), bias null or [out_features], y [rows][out_features].
+// Both paths start from the bias and add the products in increasing i, so the bound is
+//   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|), gamma(n) = n*u/(1 - n*u).
+// Errors: kNullPointer (x, weight or y null), kInvalidShape (a zero size or a byte count overflows),
+// kOverlap (y overlaps x, weight or bias).
+[[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                            size_t out_features, float* y) noexcept;
+
+namespace scalar {
+[[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                            size_t out_features, float* y) noexcept;
+}  // namespace scalar
+
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_LINEAR_H_

@@ -1,0 +1,149 @@
+// Attention entry points: descriptor and buffer checks, then the scalar or the dispatched SIMD kernels.
+#include <math.h>
+#include <stddef.h>
+
+#include "edgeattn/attention.h"
+#include "lib/attention/attention_driver.h"
+#include "lib/attention/attention_scalar.h"
+#include "lib/common/checks.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/attention/attention.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "lib/attention/attention-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace {
+
+// Byte counts of every array a descriptor implies.
+struct AttentionBytes {
+  size_t q, k, v, out, mask, weights;
+};
+
+// Shape and argument checks of the descriptor alone; fills problem and bytes when it is valid.
+Status CheckDesc(const AttentionDesc& desc, internal::AttentionProblem* problem, AttentionBytes* bytes) {
+  const size_t kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
+  if (desc.q_len == 0 || desc.kv_len == 0 || desc.head_dim == 0 || desc.value_dim == 0 || desc.num_heads == 0) {
+    return Status::kInvalidShape;
+  }
+  if (!internal::FloatBytes(desc.q_len, desc.num_heads, desc.head_dim, &bytes->q) ||
+      !internal::FloatBytes(desc.kv_len, kv_heads, desc.head_dim, &bytes->k) ||
+      !internal::FloatBytes(desc.kv_len, kv_heads, desc.value_dim, &bytes->v) ||
+      !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
+      !internal::FloatBytes(desc.q_len, desc.kv_len, 1, &bytes->mask) ||
+      !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights) ||
+      AttentionWorkspaceBytes(desc.kv_len) == 0) {
+    return Status::kInvalidShape;
+  }
+  if (desc.num_heads % kv_heads != 0) return Status::kInvalidArgument;
+  // scale: 0 (default) or finite and > 0. The negated test also catches NaN.
+  if (!(desc.scale >= 0.0f) || !internal::IsFinite(desc.scale)) return Status::kInvalidArgument;
+  if (desc.mask != MaskKind::kNone && desc.mask != MaskKind::kCausal) return Status::kInvalidArgument;
+  if (desc.additive_mask == nullptr) bytes->mask = 0;
+
+  problem->q_len = desc.q_len;
+  problem->kv_len = desc.kv_len;
+  problem->head_dim = desc.head_dim;
+  problem->value_dim = desc.value_dim;
+  problem->num_heads = desc.num_heads;
+  problem->num_kv_heads = kv_heads;
+  problem->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
+  problem->causal = desc.mask == MaskKind::kCausal;
+  problem->mask = desc.additive_mask;
+  return Status::kOk;
+}
+
+Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k, const float* v, const float* out,
+                      const void* workspace, size_t workspace_size, internal::AttentionProblem* problem) {
+  if (q == nullptr || k == nullptr || v == nullptr || out == nullptr) return Status::kNullPointer;
+  AttentionBytes bytes;
+  const Status status = CheckDesc(desc, problem, &bytes);
+  if (status != Status::kOk) return status;
+  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.kv_len);
+  if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (workspace == nullptr) return Status::kNullPointer;
+
+  using internal::Overlap;
+  using internal::RangeOf;
+  const internal::ByteRange inputs[] = {RangeOf(q, bytes.q), RangeOf(k, bytes.k), RangeOf(v, bytes.v),
+                                        RangeOf(desc.additive_mask, bytes.mask)};
+  const internal::ByteRange out_range = RangeOf(out, bytes.out);
+  const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
+  if (Overlap(out_range, ws_range)) return Status::kOverlap;
+  for (const internal::ByteRange& in : inputs) {
+    if (Overlap(out_range, in) || Overlap(ws_range, in)) return Status::kOverlap;
+  }
+  return Status::kOk;
+}
+
+Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, const float* weights,
+                    internal::AttentionProblem* problem) {
+  if (q == nullptr || k == nullptr || weights == nullptr) return Status::kNullPointer;
+  AttentionBytes bytes;
+  const Status status = CheckDesc(desc, problem, &bytes);
+  if (status != Status::kOk) return status;
+  using internal::Overlap;
+  using internal::RangeOf;
+  const internal::ByteRange w_range = RangeOf(weights, bytes.weights);
+  if (Overlap(w_range, RangeOf(q, bytes.q)) || Overlap(w_range, RangeOf(k, bytes.k)) ||
+      Overlap(w_range, RangeOf(desc.additive_mask, bytes.mask))) {
+    return Status::kOverlap;
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+HWY_EXPORT(AttentionForward);
+HWY_EXPORT(AttentionWeightsForward);
+
+size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept {
+  internal::AttentionProblem problem;
+  AttentionBytes bytes;
+  return CheckDesc(desc, &problem, &bytes) == Status::kOk ? AttentionWorkspaceBytes(desc.kv_len) : 0;
+}
+
+Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out, void* workspace,
+                 size_t workspace_size) noexcept {
+  internal::AttentionProblem problem;
+  const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem);
+  if (status == Status::kOk) {
+    HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
+  }
+  return status;
+}
+
+Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k, float* weights) noexcept {
+  internal::AttentionProblem problem;
+  const Status status = CheckWeights(desc, q, k, weights, &problem);
+  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(AttentionWeightsForward)(problem, q, k, weights);
+  return status;
+}
+
+namespace scalar {
+
+size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept { return edgeattn::AttentionWorkspaceSize(desc); }
+
+Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out, void* workspace,
+                 size_t workspace_size) noexcept {
+  internal::AttentionProblem problem;
+  const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem);
+  if (status == Status::kOk) {
+    internal::AttentionRows<internal::ScalarAttentionKernels>(problem, q, k, v, out,
+                                                              internal::AlignedScratch(workspace));
+  }
+  return status;
+}
+
+Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k, float* weights) noexcept {
+  internal::AttentionProblem problem;
+  const Status status = CheckWeights(desc, q, k, weights, &problem);
+  if (status == Status::kOk) internal::AttentionWeightRows<internal::ScalarAttentionKernels>(problem, q, k, weights);
+  return status;
+}
+
+}  // namespace scalar
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,99 @@
+// The C API: thin wrappers over the C++ API, same contracts.
+#include "edgeattn/edgeattn.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace {
+
+using edgeattn::Status;
+
+static_assert(static_cast<int>(Status::kOk) == EDGEATTN_OK, "status values must match");
+static_assert(static_cast<int>(Status::kNullPointer) == EDGEATTN_ERROR_NULL_POINTER, "status values must match");
+static_assert(static_cast<int>(Status::kInvalidShape) == EDGEATTN_ERROR_INVALID_SHAPE, "status values must match");
+static_assert(static_cast<int>(Status::kInvalidArgument) == EDGEATTN_ERROR_INVALID_ARGUMENT,
+              "status values must match");
+static_assert(static_cast<int>(Status::kWorkspaceTooSmall) == EDGEATTN_ERROR_WORKSPACE_TOO_SMALL,
+              "status values must match");
+static_assert(static_cast<int>(Status::kOverlap) == EDGEATTN_ERROR_OVERLAP, "status values must match");
+static_assert(static_cast<int>(edgeattn::MaskKind::kNone) == EDGEATTN_MASK_NONE &&
+                  static_cast<int>(edgeattn::MaskKind::kCausal) == EDGEATTN_MASK_CAUSAL,
+              "mask kinds must match");
+
+edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
+
+// A C caller may store any int in a C enum; in C++ reading an out-of-range value as the enum type is undefined
+// behaviour. Read the object's bytes as its underlying integer instead, and let validation reject it.
+template <typename Enum>
+std::underlying_type_t<Enum> RawValue(const Enum& e) {
+  std::underlying_type_t<Enum> value;
+  memcpy(&value, &e, sizeof(value));
+  return value;
+}
+
+edgeattn::AttentionDesc FromC(const edgeattn_attention_desc& c) {
+  edgeattn::AttentionDesc desc;
+  desc.q_len = c.q_len;
+  desc.kv_len = c.kv_len;
+  desc.head_dim = c.head_dim;
+  desc.value_dim = c.value_dim;
+  desc.num_heads = c.num_heads;
+  desc.num_kv_heads = c.num_kv_heads;
+  desc.scale = c.scale;
+  desc.mask = static_cast<edgeattn::MaskKind>(RawValue(c.mask));
+  desc.additive_mask = c.additive_mask;
+  return desc;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* edgeattn_version(void) { return edgeattn::Version(); }
+
+const char* edgeattn_simd_target(void) { return edgeattn::SimdTarget(); }
+
+const char* edgeattn_status_string(edgeattn_status status) {
+  return edgeattn::StatusString(static_cast<Status>(RawValue(status)));
+}
+
+size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc) {
+  return desc == NULL ? 0 : edgeattn::AttentionWorkspaceSize(FromC(*desc));
+}
+
+edgeattn_status edgeattn_attention(const edgeattn_attention_desc* desc, const float* q, const float* k, const float* v,
+                                   float* out, void* workspace, size_t workspace_size) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::Attention(FromC(*desc), q, k, v, out, workspace, workspace_size));
+}
+
+edgeattn_status edgeattn_attention_weights(const edgeattn_attention_desc* desc, const float* q, const float* k,
+                                           float* weights) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionWeights(FromC(*desc), q, k, weights));
+}
+
+edgeattn_status edgeattn_softmax(const float* in, float* out, size_t rows, size_t cols) {
+  return ToC(edgeattn::Softmax(in, out, rows, cols));
+}
+
+edgeattn_status edgeattn_exp(const float* in, float* out, size_t n) { return ToC(edgeattn::Exp(in, out, n)); }
+
+edgeattn_status edgeattn_dot(const float* a, const float* b, size_t n, float* result) {
+  return ToC(edgeattn::Dot(a, b, n, result));
+}
+
+edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                                size_t out_features, float* y) {
+  return ToC(edgeattn::Linear(x, rows, in_features, weight, bias, out_features, y));
+}
+
+edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position) {
+  return ToC(edgeattn::AddPositionalEncoding(x, seq_len, d_model, first_position));
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+// Library-wide queries: status strings, version, the SIMD target in use.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/common/library.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+
+// The target this copy of the code was compiled for; dispatching to it tells which copy runs.
+int64_t CompiledTarget() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "edgeattn/status.h"
+
+#ifndef EDGEATTN_VERSION_STRING
+#error "the build defines EDGEATTN_VERSION_STRING from the CMake project version"
+#endif
+
+namespace edgeattn {
+
+HWY_EXPORT(CompiledTarget);
+
+const char* StatusString(Status status) noexcept {
+  switch (status) {
+    case Status::kOk:
+      return "ok";
+    case Status::kNullPointer:
+      return "a required pointer is null";
+    case Status::kInvalidShape:
+      return "invalid shape: a zero size where none is allowed, or sizes whose byte count overflows size_t";
+    case Status::kInvalidArgument:
+      return "invalid argument";
+    case Status::kWorkspaceTooSmall:
+      return "workspace too small";
+    case Status::kOverlap:
+      return "an output overlaps an input";
+  }
+  return "unknown status";
+}
+
+const char* SimdTarget() noexcept { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CompiledTarget)()); }
+
+const char* Version() noexcept { return EDGEATTN_VERSION_STRING; }
+
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,98 @@
+// edgeattn's exp on Highway vectors: the same operations as exp_scalar.h, one vector at a time.
+
+#if defined(EDGEATTN_LIB_EXP_EXP_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_EXP_EXP_INL_H_
+#undef EDGEATTN_LIB_EXP_EXP_INL_H_
+#else
+#define EDGEATTN_LIB_EXP_EXP_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "lib/common/simd_tail-inl.h"
+#include "lib/exp/exp_scalar.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpPolynomial(D d, V r) {
+  using C = internal::ExpConstants;
+  V p = hn::Set(d, C::kC6);
+  p = hn::MulAdd(p, r, hn::Set(d, C::kC5));
+  p = hn::MulAdd(p, r, hn::Set(d, C::kC4));
+  p = hn::MulAdd(p, r, hn::Set(d, C::kC3));
+  p = hn::MulAdd(p, r, hn::Set(d, C::kC2));
+  p = hn::MulAdd(p, r, hn::Set(d, C::kC1));
+  return p;
+}
+
+// See ExpRr2P6 in exp_scalar.h.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6(D d, V x) {
+  using C = internal::ExpConstants;
+  const hn::RebindToSigned<D> di;
+  const V xc = hn::Min(hn::Max(x, hn::Set(d, C::kClampLow)), hn::Set(d, C::kClampHigh));
+  const V magic = hn::Set(d, C::kRoundMagic);
+  const V t = hn::MulAdd(xc, hn::Set(d, C::kLog2e), magic);
+  const V n_float = hn::Sub(t, magic);
+  const auto n = hn::Sub(hn::BitCast(di, t), hn::BitCast(di, magic));
+  V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), xc);
+  r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
+  const V p = ExpPolynomial(d, r);
+  const auto n1 = hn::ShiftRight<1>(n);
+  const auto n2 = hn::Sub(n, n1);
+  const auto bias = hn::Set(di, 127);
+  const V s1 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n1, bias)));
+  const V s2 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n2, bias)));
+  const V f = hn::Mul(hn::MulAdd(hn::Mul(s1, r), p, s1), s2);
+  // Min/Max may drop a NaN (x86 returns the second operand); put it back, quieted.
+  return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), f);
+}
+
+// See ExpRr2P6Shifted in exp_scalar.h: e^(dv + d_lo) for dv <= 0, +0 below kShiftedMinArg, NaN for NaN.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6Shifted(D d, V dv, V d_lo) {
+  using C = internal::ExpConstants;
+  const hn::RebindToSigned<D> di;
+  const V magic = hn::Set(d, C::kRoundMagicBiased);
+  const V t = hn::MulAdd(dv, hn::Set(d, C::kLog2e), magic);
+  const V n_float = hn::Sub(t, magic);
+  V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), dv);
+  r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
+  r = hn::Add(r, d_lo);
+  const V p = ExpPolynomial(d, r);
+  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));
+  const V f = hn::MulAdd(hn::Mul(s, r), p, s);
+  // Lanes below the threshold (and -inf, whose r is NaN) are +0; NaN lanes compare false and stay NaN.
+  return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)), f);
+}
+
+// out[i] = e^in[i]; in == out allowed.
+inline void ExpArray(const float* in, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto x0 = hn::LoadU(d, in + i);
+    const auto x1 = hn::LoadU(d, in + i + N);
+    hn::StoreU(ExpRr2P6(d, x0), d, out + i);
+    hn::StoreU(ExpRr2P6(d, x1), d, out + i + N);
+  }
+  for (; i + N <= n; i += N) {
+    hn::StoreU(ExpRr2P6(d, hn::LoadU(d, in + i)), d, out + i);
+  }
+  if (i < n) {
+    const size_t rest = n - i;
+    StoreTail(d, ExpRr2P6(d, LoadTail(d, in + i, rest)), out + i, rest);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle

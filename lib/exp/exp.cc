@@ -1,0 +1,46 @@
+// Exp entry points: argument checks, then the scalar loop or the dispatched SIMD loop.
+#include <stddef.h>
+
+#include "edgeattn/exp.h"
+#include "lib/common/checks.h"
+#include "lib/exp/exp_scalar.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/exp/exp.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "lib/exp/exp-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace {
+
+Status CheckExp(const float* in, const float* out, size_t n) {
+  if (in == nullptr || out == nullptr) return Status::kNullPointer;
+  // n floats of 4 bytes each fit: the caller's arrays exist. Only partial overlap is refused.
+  const size_t bytes = n * sizeof(float);
+  if (internal::PartialOverlap(internal::RangeOf(in, bytes), internal::RangeOf(out, bytes))) return Status::kOverlap;
+  return Status::kOk;
+}
+
+}  // namespace
+
+HWY_EXPORT(ExpArray);
+
+Status Exp(const float* in, float* out, size_t n) noexcept {
+  const Status status = CheckExp(in, out, n);
+  if (status == Status::kOk && n != 0) HWY_DYNAMIC_DISPATCH(ExpArray)(in, out, n);
+  return status;
+}
+
+namespace scalar {
+Status Exp(const float* in, float* out, size_t n) noexcept {
+  const Status status = CheckExp(in, out, n);
+  if (status != Status::kOk) return status;
+  for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i]);
+  return Status::kOk;
+}
+}  // namespace scalar
+
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,94 @@
+// edgeattn's exp: constants shared by every path, and the scalar implementation.
+//
+// Variant names follow the algorithm (rr2 = range reduction with a two-constant ln2, p6 = degree-6 polynomial):
+//   ExpRr2P6         all floats: clamps, splits 2^n into two factors, propagates NaN;
+//   ExpRr2P6Shifted  d <= 0 only (softmax after subtracting the row max): one scale factor, flushes results
+//                    below FLT_MIN to +0 (NaN stays NaN), takes a correction d_lo with |d_lo| <= ulp(d) so that e^(d +
+//                    d_lo) is computed as accurately as if d + d_lo were a float.
+// The SIMD versions in exp-inl.h are the same operations on vectors.
+#ifndef EDGEATTN_LIB_EXP_EXP_SCALAR_H_
+#define EDGEATTN_LIB_EXP_EXP_SCALAR_H_
+
+#include <stdint.h>
+
+#include "lib/common/bit_cast.h"
+
+namespace edgeattn {
+namespace internal {
+
+struct ExpConstants {
+  static constexpr float kLog2e = 1.44269502163f;
+  // Adding 1.5*2^23 rounds a float in (-2^22, 2^22) to an integer held in the low mantissa bits.
+  static constexpr float kRoundMagic = 12582912.0f;
+  // ... and 1.5*2^23 + 127 leaves n + 127, the biased exponent of 2^n, in the low bits.
+  static constexpr float kRoundMagicBiased = 12583039.0f;
+  // ln2 = kLn2Hi + kLn2Lo; kLn2Hi (0x3F317200) has 15 significant bits, so n * kLn2Hi is exact for |n| < 512
+  // even without FMA, and x - n*kLn2Hi is exact by Sterbenz's lemma.
+  static constexpr float kLn2Hi = 0.693145751953125f;
+  static constexpr float kLn2Lo = 1.428606765330187e-06f;
+  // e^r ~= 1 + r*P(r), P(r) = c1 + c2 r + ... + c6 r^5 on |r| <= ln2/2: minimax fit of the relative error
+  // (Lawson's algorithm, float64, 20001 points), max relative approximation error 2.1e-9 = 0.036 u.
+  static constexpr float kC1 = 1.0f;
+  static constexpr float kC2 = 0.4999999403953552f;
+  static constexpr float kC3 = 0.1666642129421234f;
+  static constexpr float kC4 = 0.041668057441711426f;
+  static constexpr float kC5 = 0.008374965749680996f;
+  static constexpr float kC6 = 0.0013842704938724637f;
+  // General exp clamps its input here: the result is already +0 / +inf, and n stays in [-216, 144] so that both
+  // halves of n give normal scale factors.
+  static constexpr float kClampLow = -150.0f;
+  static constexpr float kClampHigh = 100.0f;
+  // Largest float <= ln(FLT_MIN): from here up, 2^n >= 2^-126 is a normal float. Below, ExpRr2P6Shifted gives +0.
+  static constexpr float kShiftedMinArg = -87.3365478515625f;
+};
+
+// P(r) of ExpConstants, Horner's scheme.
+inline float ExpPolynomial(float r) {
+  using C = ExpConstants;
+  float p = C::kC6;
+  p = p * r + C::kC5;
+  p = p * r + C::kC4;
+  p = p * r + C::kC3;
+  p = p * r + C::kC2;
+  p = p * r + C::kC1;
+  return p;
+}
+
+inline float ExpRr2P6(float x) {
+  using C = ExpConstants;
+  if (x != x) return x + x;  // quiets a signalling NaN
+  if (x < C::kClampLow) x = C::kClampLow;
+  if (x > C::kClampHigh) x = C::kClampHigh;
+  const float t = x * C::kLog2e + C::kRoundMagic;
+  const float n_float = t - C::kRoundMagic;
+  const int32_t n = static_cast<int32_t>(BitCastScalar<uint32_t>(t) - BitCastScalar<uint32_t>(C::kRoundMagic));
+  float r = x - n_float * C::kLn2Hi;
+  r = r - n_float * C::kLn2Lo;
+  const float p = ExpPolynomial(r);
+  // 2^n = 2^n1 * 2^n2 with n1 = floor(n/2) (arithmetic shift), both normal for n in [-216, 144].
+  const int32_t n1 = n >> 1;
+  const int32_t n2 = n - n1;
+  const float s1 = BitCastScalar<float>(static_cast<uint32_t>(n1 + 127) << 23);
+  const float s2 = BitCastScalar<float>(static_cast<uint32_t>(n2 + 127) << 23);
+  // s1 + (s1*r)*P rounds once; s1*r is exact (a power-of-two scaling far from the subnormal range).
+  return ((s1 * r) * p + s1) * s2;
+}
+
+// e^(d + d_lo) for d <= 0 (or -inf); +0 for d < kShiftedMinArg; NaN for NaN (softmax detects NaN rows by it).
+inline float ExpRr2P6Shifted(float d, float d_lo) {
+  using C = ExpConstants;
+  if (d < C::kShiftedMinArg) return 0.0f;
+  const float t = d * C::kLog2e + C::kRoundMagicBiased;
+  const float n_float = t - C::kRoundMagicBiased;
+  float r = d - n_float * C::kLn2Hi;
+  r = r - n_float * C::kLn2Lo;
+  r = r + d_lo;
+  const float p = ExpPolynomial(r);
+  const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);
+  return (s * r) * p + s;
+}
+
+}  // namespace internal
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_LIB_EXP_EXP_SCALAR_H_

@@ -1,0 +1,56 @@
+// Linear entry points: argument checks, then the scalar loops or the dispatched SIMD kernel.
+#include <stddef.h>
+
+#include "edgeattn/linear.h"
+#include "lib/common/checks.h"
+#include "lib/linear/linear_scalar.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/linear/linear.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "lib/linear/linear-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace {
+
+Status CheckLinear(const float* x, size_t rows, size_t in, const float* w, const float* bias, size_t out,
+                   const float* y) {
+  if (x == nullptr || w == nullptr || y == nullptr) return Status::kNullPointer;
+  size_t x_bytes = 0, w_bytes = 0, y_bytes = 0;
+  if (rows == 0 || in == 0 || out == 0 || !internal::FloatBytes(rows, in, 1, &x_bytes) ||
+      !internal::FloatBytes(in, out, 1, &w_bytes) || !internal::FloatBytes(rows, out, 1, &y_bytes)) {
+    return Status::kInvalidShape;
+  }
+  const internal::ByteRange y_range = internal::RangeOf(y, y_bytes);
+  if (internal::Overlap(y_range, internal::RangeOf(x, x_bytes)) ||
+      internal::Overlap(y_range, internal::RangeOf(w, w_bytes)) ||
+      internal::Overlap(y_range, internal::RangeOf(bias, bias != nullptr ? out * sizeof(float) : 0))) {
+    return Status::kOverlap;
+  }
+  return Status::kOk;
+}
+
+}  // namespace
+
+HWY_EXPORT(LinearRows);
+
+Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+              size_t out_features, float* y) noexcept {
+  const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(LinearRows)(x, rows, in_features, weight, bias, out_features, y);
+  return status;
+}
+
+namespace scalar {
+Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+              size_t out_features, float* y) noexcept {
+  const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) internal::LinearScalar(x, rows, in_features, weight, bias, out_features, y);
+  return status;
+}
+}  // namespace scalar
+
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,170 @@
+// Softmax of one row on Highway vectors: the algorithm of softmax_scalar.h, three passes over the row
+// (max; exp, store and compensated sum; corrected division).
+
+#if defined(EDGEATTN_LIB_SOFTMAX_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_SOFTMAX_SOFTMAX_INL_H_
+#undef EDGEATTN_LIB_SOFTMAX_SOFTMAX_INL_H_
+#else
+#define EDGEATTN_LIB_SOFTMAX_SOFTMAX_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "lib/common/simd_tail-inl.h"
+#include "lib/exp/exp-inl.h"
+#include "lib/softmax/softmax_scalar.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+HWY_INLINE float RowMax(D d, const float* in, size_t n) {
+  const size_t N = hn::Lanes(d);
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  // Independent accumulators: Max has a latency of several cycles and the loop would wait on it.
+  auto m0 = neg_inf, m1 = neg_inf;
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    m0 = hn::Max(m0, hn::LoadU(d, in + j));
+    m1 = hn::Max(m1, hn::LoadU(d, in + j + N));
+  }
+  for (; j + N <= n; j += N) m0 = hn::Max(m0, hn::LoadU(d, in + j));
+  if (j < n) m1 = hn::Max(m1, hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, in + j, n - j), neg_inf));
+#if HWY_TARGET == HWY_EMU128
+  // Highway 1.0.3's EMU128 MaxOfLanes starts from -FLT_MAX: a row of -inf would get the finite max -FLT_MAX
+  // (and then 0/0). Reduce the lanes here instead.
+  HWY_ALIGN float lanes[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(hn::Max(m0, m1), d, lanes);
+  float m = lanes[0];
+  for (size_t k = 1; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
+  return m;
+#else
+  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+#endif
+}
+
+// The row sum of the exponentials, accumulated without losing accuracy as rows grow.
+//
+// Where double vectors are cheap, each vector of e is widened and added in double: the sum is then exact to
+// 2^-53 per term, and the lanes reduce with one SumOfLanes. Elsewhere (ARMv7 NEON has no double vectors;
+// Highway's SCALAR and EMU128 targets emulate them, and on Cortex-M doubles are software), every lane keeps a
+// float sum and its rounding error (2Sum), and the lanes are combined with 2Sum too. The double variant exists
+// for speed: combining 2 x 16 float lanes with 2Sum is a serial chain of ~130 dependent additions, which cost
+// more than a whole 16-element row.
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+template <class D>
+class RowSum {
+ public:
+  explicit RowSum(D d) : sum0_(hn::Zero(dd_)), sum1_(hn::Zero(dd_)) { (void)d; }
+  void Add(hn::VFromD<D> e) {
+    const hn::Half<D> dh;
+    sum0_ = hn::Add(sum0_, hn::PromoteTo(dd_, hn::LowerHalf(dh, e)));
+    sum1_ = hn::Add(sum1_, hn::PromoteTo(dd_, hn::UpperHalf(dh, e)));
+  }
+  float Total() const { return static_cast<float>(hn::GetLane(hn::SumOfLanes(dd_, hn::Add(sum0_, sum1_)))); }
+
+ private:
+  hn::Repartition<double, D> dd_;
+  hn::VFromD<hn::Repartition<double, D>> sum0_, sum1_;
+};
+#else
+template <class D>
+class RowSum {
+ public:
+  explicit RowSum(D d) : d_(d), sum_(hn::Zero(d)), compensation_(hn::Zero(d)) {}
+  void Add(hn::VFromD<D> e) {
+    const auto next = hn::Add(sum_, e);
+    const auto bb = hn::Sub(next, sum_);
+    compensation_ = hn::Add(compensation_, hn::Add(hn::Sub(sum_, hn::Sub(next, bb)), hn::Sub(e, bb)));
+    sum_ = next;
+  }
+  float Total() const {
+    HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
+    HWY_ALIGN float compensations[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(sum_, d_, sums);
+    hn::Store(compensation_, d_, compensations);
+    float sum = 0.0f, compensation = 0.0f;
+    for (size_t k = 0; k < hn::Lanes(d_); ++k) {
+      internal::AddCompensated(sums[k], sum, compensation);
+      compensation += compensations[k];
+    }
+    return sum + compensation;
+  }
+
+ private:
+  D d_;
+  hn::VFromD<D> sum_, compensation_;
+};
+#endif
+
+// e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
+  const V dv = hn::Add(x, neg_m);
+  const V bb = hn::Sub(dv, x);
+  const V d_lo = hn::Add(hn::Sub(x, hn::Sub(dv, bb)), hn::Sub(neg_m, bb));
+  return ExpRr2P6Shifted(d, dv, d_lo);
+}
+
+// Softmax of one row of n >= 1 floats; in == out allowed.
+inline void SoftmaxRow(const float* in, float* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const float m = RowMax(d, in, n);
+  if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
+
+  const auto neg_m = hn::Set(d, -m);
+  RowSum<decltype(d)> sum(d);
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    const auto e0 = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
+    const auto e1 = ExpMinusMax(d, hn::LoadU(d, in + j + N), neg_m);
+    hn::StoreU(e0, d, out + j);
+    hn::StoreU(e1, d, out + j + N);
+    sum.Add(e0);
+    sum.Add(e1);
+  }
+  for (; j + N <= n; j += N) {
+    const auto e = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
+    hn::StoreU(e, d, out + j);
+    sum.Add(e);
+  }
+  if (j < n) {
+    const size_t rest = n - j;
+    // Padding lanes are -inf, whose exp is exactly 0.
+    const auto x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, in + j, rest), hn::Set(d, -internal::kInfinity));
+    const auto e = ExpMinusMax(d, x, neg_m);
+    StoreTail(d, e, out + j, rest);
+    sum.Add(e);
+  }
+  const float total = sum.Total();
+  if (total != total) return internal::FillRow(out, n, internal::kQuietNaN);  // a NaN below a finite max
+
+  const auto vtotal = hn::Set(d, total);
+  const auto vinv = hn::Set(d, 1.0f / total);
+  j = 0;
+  for (; j + N <= n; j += N) {
+    const auto e = hn::LoadU(d, out + j);
+    const auto q = hn::Mul(e, vinv);
+    hn::StoreU(hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), d, out + j);
+  }
+  if (j < n) {
+    const size_t rest = n - j;
+    const auto e = LoadTail(d, out + j, rest);
+    const auto q = hn::Mul(e, vinv);
+    StoreTail(d, hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), out + j, rest);
+  }
+}
+
+inline void SoftmaxRows(const float* in, float* out, size_t rows, size_t cols) {
+  for (size_t r = 0; r < rows; ++r) SoftmaxRow(in + r * cols, out + r * cols, cols);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle

@@ -1,0 +1,84 @@
+// Softmax of one row, scalar: the reference algorithm, and the special-value rules every path shares.
+#ifndef EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
+#define EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
+
+#include <stddef.h>
+
+#include <limits>
+
+#include "lib/exp/exp_scalar.h"
+
+namespace edgeattn {
+namespace internal {
+
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+constexpr float kQuietNaN = std::numeric_limits<float>::quiet_NaN();
+
+inline bool IsFinite(float x) { return x - x == 0.0f; }  // false for +-inf and NaN
+
+// Rounding error of s = a + b (Knuth's 2Sum, no precondition on |a| vs |b|): a + b = s + error exactly.
+inline float TwoSumError(float a, float b, float s) {
+  const float bb = s - a;
+  return (a - (s - bb)) + (b - bb);
+}
+
+// sum + compensation += v, keeping the rounding error of the addition in compensation.
+inline void AddCompensated(float v, float& sum, float& compensation) {
+  const float next = sum + v;
+  compensation += TwoSumError(sum, v, next);
+  sum = next;
+}
+
+inline void FillRow(float* out, size_t n, float value) {
+  for (size_t j = 0; j < n; ++j) out[j] = value;
+}
+
+// A row whose max m is not finite (+inf, -inf or NaN). Reads in before writing the same index of out, so
+// in == out works. NaN anywhere: all NaN. Only -inf: all zeros. Some +inf: they share the row equally.
+inline void SoftmaxRowNonFiniteMax(const float* in, float* out, size_t n, float m) {
+  size_t num_pos_inf = 0;
+  bool has_nan = m != m;
+  for (size_t j = 0; j < n; ++j) {
+    has_nan |= in[j] != in[j];
+    num_pos_inf += in[j] == kInfinity ? 1 : 0;
+  }
+  if (has_nan) return FillRow(out, n, kQuietNaN);
+  if (num_pos_inf == 0) return FillRow(out, n, 0.0f);  // m == -inf: every entry is masked
+  const float share = 1.0f / static_cast<float>(num_pos_inf);
+  for (size_t j = 0; j < n; ++j) out[j] = in[j] == kInfinity ? share : 0.0f;
+}
+
+// out = e / sum, with the quotient corrected by one Newton step: r = e - q*sum is exact when fused.
+inline float CorrectedQuotient(float e, float sum, float inv_sum) {
+  const float q = e * inv_sum;
+  const float r = e - q * sum;
+  return q + r * inv_sum;
+}
+
+// Softmax of one row of n >= 1 floats; in == out allowed.
+inline void SoftmaxRowScalar(const float* in, float* out, size_t n) {
+  float m = in[0];
+  for (size_t j = 1; j < n; ++j) m = in[j] > m ? in[j] : m;
+  if (!IsFinite(m)) return SoftmaxRowNonFiniteMax(in, out, n, m);
+
+  // e_j = exp(x_j - m) with the subtraction's rounding error folded into the exponent; sum compensated.
+  float sum = 0.0f;
+  float compensation = 0.0f;
+  for (size_t j = 0; j < n; ++j) {
+    const float x = in[j];
+    const float d = x - m;
+    const float e = ExpRr2P6Shifted(d, TwoSumError(x, -m, d));
+    out[j] = e;
+    AddCompensated(e, sum, compensation);
+  }
+  const float total = sum + compensation;
+  if (total != total) return FillRow(out, n, kQuietNaN);  // a NaN entry below a finite max
+
+  const float inv_total = 1.0f / total;
+  for (size_t j = 0; j < n; ++j) out[j] = CorrectedQuotient(out[j], total, inv_total);
+}
+
+}  // namespace internal
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
