@@ -1,0 +1,211 @@
+// Allocation-free proof at run time: every operator new/delete and the C allocation functions are replaced
+// with counting versions, and each kernel call, on every path, through the C++, C and fixed-shape APIs, on
+// valid and invalid input, must leave the counter at zero. A positive control shows the counter works.
+// (The link-time proof, no allocation symbols in libedgeattn.a, is the archive_symbols test.)
+#include <gtest/gtest.h>
+#include <stddef.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "edgeattn/edgeattn.h"
+#include "edgeattn/edgeattn.hpp"
+#include "tests/test_util.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define EDGEATTN_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define EDGEATTN_SANITIZER_ALLOCATOR 1
+#endif
+
+// Replacing malloc needs glibc's __libc_* entry points, and must not fight a sanitizer's own allocator.
+#if defined(__GLIBC__) && !defined(EDGEATTN_SANITIZER_ALLOCATOR)
+#define EDGEATTN_COUNT_ALLOCATIONS 1
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* p, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+void __libc_free(void* p);
+}
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_calls{0};  // allocations and frees while counting
+inline void Count() {
+  if (g_counting.load(std::memory_order_relaxed)) g_calls.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* malloc(size_t size) {
+  Count();
+  return __libc_malloc(size);
+}
+void* calloc(size_t count, size_t size) {
+  Count();
+  return __libc_calloc(count, size);
+}
+void* realloc(void* p, size_t size) {
+  Count();
+  return __libc_realloc(p, size);
+}
+void free(void* p) {
+  if (p != nullptr) Count();
+  __libc_free(p);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  Count();
+  return __libc_memalign(alignment, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  Count();
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** p, size_t alignment, size_t size) {
+  Count();
+  *p = __libc_memalign(alignment, size);
+  return *p == nullptr ? 12 /* ENOMEM */ : 0;
+}
+}  // extern "C"
+
+namespace {
+void* CountedNew(size_t size, size_t alignment) {
+  Count();
+  void* p = alignment <= alignof(std::max_align_t) ? __libc_malloc(size == 0 ? 1 : size)
+                                                   : __libc_memalign(alignment, size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void CountedDelete(void* p) {
+  if (p != nullptr) Count();
+  __libc_free(p);
+}
+}  // namespace
+
+void* operator new(size_t n) { return CountedNew(n, 0); }
+void* operator new[](size_t n) { return CountedNew(n, 0); }
+void* operator new(size_t n, std::align_val_t a) { return CountedNew(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, std::align_val_t a) { return CountedNew(n, static_cast<size_t>(a)); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  Count();
+  return __libc_malloc(n == 0 ? 1 : n);
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  Count();
+  return __libc_malloc(n == 0 ? 1 : n);
+}
+void operator delete(void* p) noexcept { CountedDelete(p); }
+void operator delete[](void* p) noexcept { CountedDelete(p); }
+void operator delete(void* p, size_t) noexcept { CountedDelete(p); }
+void operator delete[](void* p, size_t) noexcept { CountedDelete(p); }
+void operator delete(void* p, std::align_val_t) noexcept { CountedDelete(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { CountedDelete(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { CountedDelete(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { CountedDelete(p); }
+#else
+#define EDGEATTN_COUNT_ALLOCATIONS 0
+#endif  // __GLIBC__ && no sanitizer
+
+namespace edgeattn_test {
+namespace {
+
+#if EDGEATTN_COUNT_ALLOCATIONS
+// Counts allocation calls made by fn.
+template <class Fn>
+long AllocationsDuring(Fn&& fn) {
+  g_calls.store(0);
+  g_counting.store(true);
+  fn();
+  g_counting.store(false);
+  return g_calls.load();
+}
+#endif
+
+class AllocFreeTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(AllocFreeTest);
+
+#if EDGEATTN_COUNT_ALLOCATIONS
+void* volatile g_escape;  // the compiler may elide a new/delete pair whose pointer does not escape
+
+TEST(AllocationCounter, SeesAllocations) {
+  // Positive control: if the hooks were not in place, the zero counts below would prove nothing.
+  EXPECT_EQ(AllocationsDuring([] {
+              int* p = new int(1);
+              g_escape = p;
+              delete p;
+            }),
+            2);
+  EXPECT_EQ(AllocationsDuring([] {
+              void* p = std::malloc(16);
+              g_escape = p;
+              std::free(p);
+            }),
+            2);
+}
+#endif
+
+TEST_P(AllocFreeTest, NoKernelCallAllocates) {
+#if !EDGEATTN_COUNT_ALLOCATIONS
+  GTEST_SKIP()
+      << "allocation hooks need glibc and no sanitizer allocator; archive_symbols still proves it at link time";
+#else
+  // All buffers exist before counting starts.
+  std::vector<float> a(257, 0.5f), b(257, 0.25f), rows(4 * 257, 1.0f), out(4 * 257);
+  std::vector<float> q(9 * 4 * 16, 0.1f), k(33 * 2 * 16, 0.2f), v(33 * 2 * 24, 0.3f), o(9 * 4 * 24), w(4 * 9 * 33),
+      mask(9 * 33, 0.0f), x(9 * 16, 1.0f), weight(16 * 24, 0.5f), bias(24, 0.0f), y(9 * 24);
+  edgeattn::AttentionDesc d = MakeDesc(9, 33, 16, 24, edgeattn::MaskKind::kCausal, 4, 2);
+  d.additive_mask = mask.data();
+  edgeattn_attention_desc cd = {9, 33, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, mask.data()};
+  std::vector<unsigned char> ws(api().attention_workspace_size(d));
+  static edgeattn::FixedAttention<4, 4, 8, 8, 1, 1, edgeattn::MaskKind::kCausal> fixed;
+  static float fq[4][8], fk[4][8], fv[4][8], fo[4][8], fw[1][4][4];
+  const bool scalar = IsScalarPath();
+  float result = 0;
+
+  const long calls = AllocationsDuring([&] {
+    const Api& p = api();
+    for (size_t n : {0, 1, 5, 16, 17, 257}) {
+      (void)p.dot(a.data(), b.data(), n, &result);
+      (void)p.exp(a.data(), out.data(), n);
+    }
+    (void)p.softmax(rows.data(), out.data(), 4, 257);
+    (void)p.softmax(rows.data(), rows.data(), 1, 3);
+    (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), ws.size());
+    (void)p.attention_weights(d, q.data(), k.data(), w.data());
+    (void)p.attention_workspace_size(d);
+    (void)p.linear(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
+    (void)p.add_positional_encoding(x.data(), 9, 16, 100);
+    // Error paths.
+    (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
+    (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
+    (void)p.linear(x.data(), 0, 16, weight.data(), bias.data(), 24, y.data());
+    // Fixed shapes.
+    (void)(scalar ? fixed.RunScalar(fq, fk, fv, fo) : fixed.Run(fq, fk, fv, fo));
+    (void)(scalar ? fixed.AttentionWeightsScalar(fq, fk, fw) : fixed.AttentionWeights(fq, fk, fw));
+    if (!scalar) {
+      // The C API (always the dispatched path).
+      (void)edgeattn_attention(&cd, q.data(), k.data(), v.data(), o.data(), ws.data(), ws.size());
+      (void)edgeattn_attention_weights(&cd, q.data(), k.data(), w.data());
+      (void)edgeattn_attention_workspace_size(&cd);
+      (void)edgeattn_softmax(rows.data(), out.data(), 4, 257);
+      (void)edgeattn_exp(a.data(), out.data(), 257);
+      (void)edgeattn_dot(a.data(), b.data(), 257, &result);
+      (void)edgeattn_linear(x.data(), 9, 16, weight.data(), nullptr, 24, y.data());
+      (void)edgeattn_add_positional_encoding(x.data(), 9, 16, 0);
+      (void)edgeattn_simd_target();
+      (void)edgeattn_version();
+      (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);
+    }
+  });
+  EXPECT_EQ(calls, 0) << "a kernel call allocated or freed memory on " << TargetName(GetParam());
+#endif
+}
+
+}  // namespace
+}  // namespace edgeattn_test

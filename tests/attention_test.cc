@@ -1,0 +1,452 @@
+// Attention: the documented componentwise bound against a double reference on every path over random shapes,
+// masks and head layouts; masking semantics; workspace and descriptor checks; compile-time shapes.
+#include "edgeattn/attention.h"
+
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "tests/reference.h"
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+using edgeattn::AttentionDesc;
+using edgeattn::MaskKind;
+
+class AttentionTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(AttentionTest);
+
+size_t KvHeads(const AttentionDesc& d) { return d.num_kv_heads == 0 ? d.num_heads : d.num_kv_heads; }
+
+// Inputs of one attention problem, in guarded misaligned buffers.
+struct Problem {
+  AttentionDesc desc;
+  GuardedBuffer q, k, v, mask;
+  Problem(const AttentionDesc& d, size_t misalign)
+      : desc(d),
+        q(d.q_len * d.num_heads * d.head_dim, misalign),
+        k(d.kv_len * KvHeads(d) * d.head_dim, (misalign + 1) % 4),
+        v(d.kv_len * KvHeads(d) * d.value_dim, (misalign + 2) % 4),
+        mask(d.q_len * d.kv_len, (misalign + 3) % 4) {}
+  // Every K and V head of key j set to value.
+  void SetKey(size_t j, float value) {
+    const size_t kv_heads = KvHeads(desc);
+    for (size_t c = 0; c < kv_heads * desc.head_dim; ++c) k[j * kv_heads * desc.head_dim + c] = value;
+    for (size_t c = 0; c < kv_heads * desc.value_dim; ++c) v[j * kv_heads * desc.value_dim + c] = value;
+  }
+  void Randomize(Rng& rng, float sigma = 1.0f) {
+    for (size_t i = 0; i < q.size(); ++i) q[i] = rng.Normal(sigma);
+    for (size_t i = 0; i < k.size(); ++i) k[i] = rng.Normal(sigma);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = rng.Normal();
+  }
+};
+
+enum class AdditiveMask { kNone, kZeroOrMinusInf, kFiniteBias };
+
+// Runs attention and attention weights on one path and checks both against the documented bounds.
+void CheckProblem(const Api& api, Problem& p, const char* what) {
+  const AttentionDesc& d = p.desc;
+  const size_t out_size = d.q_len * d.num_heads * d.value_dim;
+  GuardedBuffer out(out_size, 1), weights(d.num_heads * d.q_len * d.kv_len, 2);
+  out.Fill(kNaN);
+  weights.Fill(kNaN);
+  const size_t ws_size = api.attention_workspace_size(d);
+  ASSERT_EQ(ws_size, edgeattn::AttentionWorkspaceBytes(d.kv_len));
+  std::vector<unsigned char> ws(ws_size + 3);
+  ASSERT_EQ(api.attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data() + 3, ws_size), Status::kOk)
+      << what;
+  ASSERT_EQ(api.attention_weights(d, p.q.data(), p.k.data(), weights.data()), Status::kOk) << what;
+  for (size_t i = 0; i < d.q_len; ++i) {
+    for (size_t h = 0; h < d.num_heads; ++h) {
+      const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, h);
+      for (size_t c = 0; c < d.value_dim; ++c) {
+        const float got = out[(i * d.num_heads + h) * d.value_dim + c];
+        ASSERT_LE(std::fabs(got - ref.out[c]), ref.bound[c])
+            << what << " Lq=" << d.q_len << " Lk=" << d.kv_len << " dk=" << d.head_dim << " dv=" << d.value_dim
+            << " heads=" << d.num_heads << "/" << KvHeads(d) << " row " << i << " head " << h << " col " << c << " got "
+            << got << " exact " << ref.out[c];
+      }
+      for (size_t j = 0; j < d.kv_len; ++j) {
+        const float got = weights[(h * d.q_len + i) * d.kv_len + j];
+        const double exact = ref.weights[j];
+        if (exact == 0.0) {
+          ASSERT_EQ(Bits(got), Bits(0.0f)) << what << " a masked weight must be exactly +0";
+        } else {
+          ASSERT_LE(std::fabs(got - exact), exact * (2 * ref.sigma + kSoftmaxEta) + FLT_MIN)
+              << what << " weight [" << h << "][" << i << "][" << j << "]";
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(out.GuardsIntact() && weights.GuardsIntact() && p.q.GuardsIntact() && p.k.GuardsIntact() &&
+              p.v.GuardsIntact() && p.mask.GuardsIntact());
+}
+
+TEST_P(AttentionTest, RandomShapesMasksAndHeadLayouts) {
+  Rng rng;
+  const size_t lengths[] = {1, 2, 3, 5, 8, 17, 33};
+  const size_t widths[] = {1, 3, 8, 16, 17, 33, 64};
+  const size_t head_layouts[][2] = {{1, 1}, {2, 2}, {4, 2}, {4, 1}, {3, 3}};
+  size_t cases = 0;
+  for (size_t lq : lengths) {
+    for (size_t lk : lengths) {
+      for (int variant = 0; variant < 3; ++variant) {
+        AttentionDesc d;
+        d.q_len = lq;
+        d.kv_len = lk;
+        d.head_dim = widths[rng.Index(7)];
+        d.value_dim = widths[rng.Index(7)];
+        const auto& layout = head_layouts[rng.Index(5)];
+        d.num_heads = layout[0];
+        d.num_kv_heads = rng.Bernoulli(0.5) && layout[0] == layout[1] ? 0 : layout[1];
+        d.scale = rng.Bernoulli(0.5) ? 0.0f : rng.Uniform(0.05f, 1.0f);
+        d.mask = rng.Bernoulli(0.5) ? MaskKind::kCausal : MaskKind::kNone;
+        const auto additive = static_cast<AdditiveMask>(variant);
+        Problem p(d, cases % 4);
+        p.Randomize(rng, rng.Bernoulli(0.3) ? 3.0f : 1.0f);
+        if (additive != AdditiveMask::kNone) {
+          for (size_t t = 0; t < p.mask.size(); ++t) {
+            p.mask[t] = additive == AdditiveMask::kFiniteBias ? rng.Normal(2.0f) : (rng.Bernoulli(0.3) ? -kInf : 0.0f);
+          }
+          p.desc.additive_mask = p.mask.data();
+        }
+        CheckProblem(api(), p,
+                     additive == AdditiveMask::kNone         ? "no additive mask"
+                     : additive == AdditiveMask::kFiniteBias ? "finite bias"
+                                                             : "0/-inf mask");
+        ++cases;
+      }
+    }
+  }
+  RecordProperty("cases", std::to_string(cases));
+}
+
+TEST_P(AttentionTest, ModelSizedShapes) {
+  Rng rng;
+  for (size_t l : {64, 256}) {
+    for (size_t dim : {64, 128}) {
+      for (MaskKind mask : {MaskKind::kNone, MaskKind::kCausal}) {
+        const AttentionDesc d = MakeDesc(l, l, dim, dim, mask);
+        Problem p(d, 0);
+        p.Randomize(rng);
+        CheckProblem(api(), p, "model sized");
+      }
+    }
+  }
+}
+
+// On random N(0,1) data the error is far inside the bound: relative L2 error per output row <= 1e-6, measured
+// against the size of what the row averages, ||sum_j p_j |v_j| ||, which is ||out|| when nothing cancels.
+// (Against ||out|| itself the ratio is unbounded: rows whose values cancel to ~0 exist for any L.)
+TEST_P(AttentionTest, RelativeL2ErrorPerRowOnRandomData) {
+  Rng rng;
+  double worst = 0, worst_vs_out = 0;
+  for (size_t l : {4, 64, 512}) {
+    for (size_t dim : {8, 64, 128}) {
+      const AttentionDesc d = MakeDesc(l, l, dim, dim, l == 64 ? MaskKind::kCausal : MaskKind::kNone);
+      Problem p(d, 0);
+      p.Randomize(rng);
+      std::vector<float> out(l * dim);
+      std::vector<unsigned char> ws(api().attention_workspace_size(d));
+      ASSERT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data(), ws.size()), Status::kOk);
+      for (size_t i = 0; i < l; ++i) {
+        const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, 0);
+        double err = 0, norm = 0, size = 0;
+        for (size_t c = 0; c < dim; ++c) {
+          double magnitude = 0;
+          for (size_t j = 0; j < l; ++j) magnitude += ref.weights[j] * std::fabs(p.v[j * dim + c]);
+          err += (out[i * dim + c] - ref.out[c]) * (out[i * dim + c] - ref.out[c]);
+          norm += ref.out[c] * ref.out[c];
+          size += magnitude * magnitude;
+        }
+        worst = std::max(worst, std::sqrt(err / size));
+        worst_vs_out = std::max(worst_vs_out, std::sqrt(err / norm));
+      }
+    }
+  }
+  std::printf("%s: worst relative L2 error per row: %.3g against sum p|v|, %.3g against |out|\n",
+              TargetName(GetParam()), worst, worst_vs_out);
+  RecordProperty("worst_relative_l2", std::to_string(worst));
+  EXPECT_LE(worst, 1e-6);
+}
+
+// Computes attention on one path into a fresh vector (workspace sized by the API).
+std::vector<float> RunAttention(const Api& api, const AttentionDesc& d, const float* q, const float* k,
+                                const float* v) {
+  std::vector<float> out(d.q_len * d.num_heads * d.value_dim, kNaN);
+  std::vector<unsigned char> ws(api.attention_workspace_size(d));
+  EXPECT_EQ(api.attention(d, q, k, v, out.data(), ws.data(), ws.size()), Status::kOk);
+  return out;
+}
+
+std::vector<uint32_t> BitsOf(const std::vector<float>& v) {
+  std::vector<uint32_t> bits;
+  for (float f : v) bits.push_back(Bits(f));
+  return bits;
+}
+
+TEST_P(AttentionTest, MaskedKeysAreNeverRead) {
+  Rng rng;
+  // 4 queries, 6 keys, causal (query i sees keys <= i + 2) and an additive mask hiding key 1 from everyone.
+  const AttentionDesc d = MakeDesc(4, 6, 5, 7, MaskKind::kCausal);
+  Problem p(d, 0);
+  p.Randomize(rng);
+  for (size_t i = 0; i < 4; ++i) {
+    for (size_t j = 0; j < 6; ++j) p.mask[i * 6 + j] = j == 1 ? -kInf : 0.0f;
+  }
+  p.desc.additive_mask = p.mask.data();
+  // Key 1 is masked for every query, key 5 for queries 0..2 (causal). Poison key 1's K and V with NaN: no
+  // query may see it. Key 5 is visible to query 3, so it stays finite.
+  p.SetKey(1, kNaN);
+  const std::vector<float> poisoned = RunAttention(api(), p.desc, p.q.data(), p.k.data(), p.v.data());
+  for (float o : poisoned) EXPECT_TRUE(std::isfinite(o)) << "a masked key's NaN reached the output";
+  // The same problem with key 1 zeroed gives the same bits: masked keys contribute nothing at all.
+  p.SetKey(1, 0.0f);
+  EXPECT_EQ(BitsOf(poisoned), BitsOf(RunAttention(api(), p.desc, p.q.data(), p.k.data(), p.v.data())));
+
+  // Causal only: the last key is in the future of query 0 of a square problem; NaN there must not reach it.
+  const AttentionDesc sq = MakeDesc(4, 4, 5, 7, MaskKind::kCausal);
+  Problem s(sq, 1);
+  s.Randomize(rng);
+  s.SetKey(3, kNaN);
+  const std::vector<float> out = RunAttention(api(), sq, s.q.data(), s.k.data(), s.v.data());
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t c = 0; c < sq.value_dim; ++c) EXPECT_TRUE(std::isfinite(out[i * sq.value_dim + c])) << i;
+  }
+  for (size_t c = 0; c < sq.value_dim; ++c) EXPECT_TRUE(std::isnan(out[3 * sq.value_dim + c])) << "query 3 sees key 3";
+}
+
+TEST_P(AttentionTest, RowsThatSeeNoKeyOutputZeros) {
+  Rng rng;
+  // Causal with Lq > Lk: queries 0 and 1 see nothing (j <= i - 2).
+  const AttentionDesc d = MakeDesc(5, 3, 4, 4, MaskKind::kCausal, 2);
+  Problem p(d, 0);
+  p.Randomize(rng);
+  const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+  for (size_t t = 0; t < 2 * 2 * 4; ++t) EXPECT_EQ(Bits(out[t]), Bits(0.0f)) << t;
+  for (size_t t = 2 * 2 * 4; t < out.size(); ++t) EXPECT_TRUE(std::isfinite(out[t]));
+  std::vector<float> w(2 * 5 * 3, kNaN);
+  ASSERT_EQ(api().attention_weights(d, p.q.data(), p.k.data(), w.data()), Status::kOk);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(Bits(w[(h * 5 + 0) * 3 + j]), Bits(0.0f));
+    EXPECT_EQ(w[(h * 5 + 2) * 3 + 0], 1.0f) << "query 2 sees only key 0";
+  }
+
+  // An additive mask of only -inf: every row sees nothing.
+  AttentionDesc all = d;
+  all.mask = MaskKind::kNone;
+  Problem m(all, 0);
+  m.Randomize(rng);
+  m.mask.Fill(-kInf);
+  all.additive_mask = m.mask.data();
+  for (float o : RunAttention(api(), all, m.q.data(), m.k.data(), m.v.data())) EXPECT_EQ(Bits(o), Bits(0.0f));
+}
+
+// Bottom-right causal alignment equals the explicit additive mask j <= i + Lk - Lq, bit for bit.
+TEST_P(AttentionTest, CausalIsBottomRightAligned) {
+  Rng rng;
+  for (size_t lq : {1, 2, 5, 7}) {
+    const AttentionDesc d = MakeDesc(lq, 5, 3, 18, MaskKind::kCausal);
+    Problem p(d, 0);
+    p.Randomize(rng);
+    for (size_t i = 0; i < lq; ++i) {
+      for (size_t j = 0; j < 5; ++j) p.mask[i * 5 + j] = j + lq <= i + 5 ? 0.0f : -kInf;
+    }
+    AttentionDesc explicit_mask = d;
+    explicit_mask.mask = MaskKind::kNone;
+    explicit_mask.additive_mask = p.mask.data();
+    EXPECT_EQ(BitsOf(RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data())),
+              BitsOf(RunAttention(api(), explicit_mask, p.q.data(), p.k.data(), p.v.data())))
+        << "Lq=" << lq;
+  }
+}
+
+// Grouped-query attention equals multi-head attention with each K/V head repeated for its query heads.
+TEST_P(AttentionTest, GroupedQueryEqualsRepeatedKvHeads) {
+  Rng rng;
+  for (size_t kv_heads : {1, 2, 3}) {
+    const AttentionDesc d = MakeDesc(4, 9, 6, 5, MaskKind::kCausal, 6, kv_heads);
+    Problem p(d, 0);
+    p.Randomize(rng);
+    const size_t group = 6 / kv_heads;
+    std::vector<float> k_full(9 * 6 * 6), v_full(9 * 6 * 5);
+    for (size_t j = 0; j < 9; ++j) {
+      for (size_t h = 0; h < 6; ++h) {
+        for (size_t c = 0; c < 6; ++c) k_full[(j * 6 + h) * 6 + c] = p.k[(j * kv_heads + h / group) * 6 + c];
+        for (size_t c = 0; c < 5; ++c) v_full[(j * 6 + h) * 5 + c] = p.v[(j * kv_heads + h / group) * 5 + c];
+      }
+    }
+    AttentionDesc full = d;
+    full.num_kv_heads = 6;
+    EXPECT_EQ(BitsOf(RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data())),
+              BitsOf(RunAttention(api(), full, p.q.data(), k_full.data(), v_full.data())))
+        << "kv_heads=" << kv_heads;
+  }
+}
+
+TEST_P(AttentionTest, WorkspaceSizeAlignmentAndShortfall) {
+  Rng rng;
+  const AttentionDesc d = MakeDesc(3, 37, 8, 8);
+  Problem p(d, 0);
+  p.Randomize(rng);
+  const size_t need = api().attention_workspace_size(d);
+  EXPECT_EQ(need, edgeattn::AttentionWorkspaceBytes(37));
+  EXPECT_GE(need, 37 * sizeof(float));
+  const std::vector<float> reference = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+  std::vector<unsigned char> ws(need + 64);
+  std::vector<float> out(3 * 8);
+  for (size_t offset = 0; offset < 64; offset += 7) {
+    ASSERT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data() + offset, need),
+              Status::kOk);
+    EXPECT_EQ(BitsOf(out), BitsOf(reference)) << "workspace at offset " << offset;
+  }
+  std::fill(out.begin(), out.end(), 7.0f);
+  EXPECT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data(), need - 1),
+            Status::kWorkspaceTooSmall);
+  EXPECT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data(), 0),
+            Status::kWorkspaceTooSmall);
+  EXPECT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), nullptr, need), Status::kNullPointer);
+  for (float o : out) EXPECT_EQ(o, 7.0f);
+}
+
+TEST_P(AttentionTest, InvalidDescriptorsLeaveOutputsUntouched) {
+  float q[64] = {}, k[64] = {}, v[64] = {}, out[64], weights[64];
+  std::fill(std::begin(out), std::end(out), 7.0f);
+  std::fill(std::begin(weights), std::end(weights), 7.0f);
+  alignas(64) unsigned char ws[1024];
+  const AttentionDesc good = MakeDesc(2, 2, 2, 2, MaskKind::kNone, 2, 1);
+  ASSERT_EQ(api().attention(good, q, k, v, out, ws, sizeof(ws)), Status::kOk);
+  std::fill(std::begin(out), std::end(out), 7.0f);
+
+  struct Case {
+    const char* name;
+    void (*edit)(AttentionDesc&);
+    Status expected;
+  };
+  const Case cases[] = {
+      {"q_len 0", [](AttentionDesc& d) { d.q_len = 0; }, Status::kInvalidShape},
+      {"kv_len 0", [](AttentionDesc& d) { d.kv_len = 0; }, Status::kInvalidShape},
+      {"head_dim 0", [](AttentionDesc& d) { d.head_dim = 0; }, Status::kInvalidShape},
+      {"value_dim 0", [](AttentionDesc& d) { d.value_dim = 0; }, Status::kInvalidShape},
+      {"num_heads 0", [](AttentionDesc& d) { d.num_heads = 0; }, Status::kInvalidShape},
+      {"q bytes overflow", [](AttentionDesc& d) { d.q_len = SIZE_MAX / 4; }, Status::kInvalidShape},
+      {"k bytes overflow", [](AttentionDesc& d) { d.kv_len = SIZE_MAX / 8 + 1; }, Status::kInvalidShape},
+      {"v bytes overflow", [](AttentionDesc& d) { d.value_dim = SIZE_MAX / 2; }, Status::kInvalidShape},
+      {"weights overflow", [](AttentionDesc& d) { d.q_len = d.kv_len = size_t{1} << (sizeof(size_t) * 4); },
+       Status::kInvalidShape},
+      {"heads % kv_heads", [](AttentionDesc& d) { d.num_heads = 6, d.num_kv_heads = 4; }, Status::kInvalidArgument},
+      {"kv_heads > heads", [](AttentionDesc& d) { d.num_kv_heads = 4; }, Status::kInvalidArgument},
+      {"scale NaN", [](AttentionDesc& d) { d.scale = kNaN; }, Status::kInvalidArgument},
+      {"scale +inf", [](AttentionDesc& d) { d.scale = kInf; }, Status::kInvalidArgument},
+      {"scale -inf", [](AttentionDesc& d) { d.scale = -kInf; }, Status::kInvalidArgument},
+      {"scale negative", [](AttentionDesc& d) { d.scale = -0.5f; }, Status::kInvalidArgument},
+      {"mask kind", [](AttentionDesc& d) { d.mask = static_cast<MaskKind>(7); }, Status::kInvalidArgument},
+  };
+  for (const Case& c : cases) {
+    AttentionDesc d = good;
+    c.edit(d);
+    EXPECT_EQ(api().attention(d, q, k, v, out, ws, sizeof(ws)), c.expected) << c.name;
+    EXPECT_EQ(api().attention_weights(d, q, k, weights), c.expected) << c.name;
+    EXPECT_EQ(api().attention_workspace_size(d), 0u) << c.name;
+  }
+  for (float o : out) EXPECT_EQ(o, 7.0f);
+  for (float w : weights) EXPECT_EQ(w, 7.0f);
+}
+
+TEST_P(AttentionTest, NullPointersAndOverlapsLeaveOutputsUntouched) {
+  const AttentionDesc d = MakeDesc(2, 3, 4, 4);
+  float buf[128] = {};
+  float* q = buf;          // 8 floats
+  float* k = buf + 8;      // 12
+  float* v = buf + 20;     // 12
+  float* mask = buf + 32;  // 6
+  float out[8];
+  float weights[6];
+  std::fill(std::begin(out), std::end(out), 7.0f);
+  std::fill(std::begin(weights), std::end(weights), 7.0f);
+  alignas(64) unsigned char ws[256];
+  const size_t need = api().attention_workspace_size(d);
+  ASSERT_LE(need, sizeof(ws));
+  EXPECT_EQ(api().attention(d, nullptr, k, v, out, ws, need), Status::kNullPointer);
+  EXPECT_EQ(api().attention(d, q, nullptr, v, out, ws, need), Status::kNullPointer);
+  EXPECT_EQ(api().attention(d, q, k, nullptr, out, ws, need), Status::kNullPointer);
+  EXPECT_EQ(api().attention(d, q, k, v, nullptr, ws, need), Status::kNullPointer);
+  EXPECT_EQ(api().attention_weights(d, nullptr, k, weights), Status::kNullPointer);
+  EXPECT_EQ(api().attention_weights(d, q, nullptr, weights), Status::kNullPointer);
+  EXPECT_EQ(api().attention_weights(d, q, k, nullptr), Status::kNullPointer);
+  for (float o : out) EXPECT_EQ(o, 7.0f);
+  for (float w : weights) EXPECT_EQ(w, 7.0f);
+
+  // Outputs inside inputs (exact aliasing included), workspace inside inputs or outputs.
+  AttentionDesc dm = d;
+  dm.additive_mask = mask;
+  float* out_in_buf = buf + 40;
+  EXPECT_EQ(api().attention(d, q, k, v, q, ws, need), Status::kOverlap);
+  EXPECT_EQ(api().attention(d, q, k, v, k + 4, ws, need), Status::kOverlap);
+  EXPECT_EQ(api().attention(d, q, k, v, v + 11, ws, need), Status::kOverlap);
+  EXPECT_EQ(api().attention(dm, q, k, v, mask + 5, ws, need), Status::kOverlap);
+  EXPECT_EQ(api().attention(d, q, k, v, out_in_buf, out_in_buf + 4, need), Status::kOverlap);
+  EXPECT_EQ(api().attention(d, q, k, v, out_in_buf, k + 2, need), Status::kOverlap);
+  EXPECT_EQ(api().attention_weights(d, q, k, q + 7), Status::kOverlap);
+  EXPECT_EQ(api().attention_weights(dm, q, k, mask), Status::kOverlap);
+  for (size_t t = 0; t < 40; ++t) EXPECT_EQ(buf[t], 0.0f) << t;
+  for (size_t t = 40; t < 128; ++t) EXPECT_EQ(buf[t], 0.0f) << t;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Compile-time shapes: the same bits as the runtime API on the same path, a constexpr workspace, static storage.
+
+using SeedShape = edgeattn::FixedAttention<4, 4, 8, 8, 1, 1, MaskKind::kCausal>;
+static SeedShape g_static_attention;  // constant-initialised: no constructor runs at startup
+
+template <class Fixed, size_t Lq, size_t Lk, size_t Dk, size_t Dv, size_t H, size_t Hkv>
+void CheckFixedMatchesRuntime(bool scalar, Rng& rng, Fixed& fixed, bool with_mask) {
+  static float q[Lq][H * Dk], k[Lk][Hkv * Dk], v[Lk][Hkv * Dv], out[Lq][H * Dv], mask[Lq][Lk], w[H][Lq][Lk];
+  for (auto& row : q)
+    for (float& x : row) x = rng.Normal();
+  for (auto& row : k)
+    for (float& x : row) x = rng.Normal();
+  for (auto& row : v)
+    for (float& x : row) x = rng.Normal();
+  for (auto& row : mask)
+    for (float& x : row) x = rng.Bernoulli(0.2) ? -kInf : rng.Normal();
+  const typename Fixed::Mask* m = with_mask ? &mask : nullptr;
+  ASSERT_EQ(scalar ? fixed.RunScalar(q, k, v, out, m) : fixed.Run(q, k, v, out, m), Status::kOk);
+  const edgeattn::AttentionDesc d = fixed.Desc(m);
+  EXPECT_EQ(d.q_len, Lq);
+  EXPECT_EQ(d.num_kv_heads, Hkv);
+  const Api& api = scalar ? ScalarApi() : SimdApi();
+  const std::vector<float> runtime = RunAttention(api, d, &q[0][0], &k[0][0], &v[0][0]);
+  EXPECT_EQ(BitsOf(std::vector<float>(&out[0][0], &out[0][0] + Lq * H * Dv)), BitsOf(runtime));
+  ASSERT_EQ(scalar ? fixed.AttentionWeightsScalar(q, k, w, m) : fixed.AttentionWeights(q, k, w, m), Status::kOk);
+  std::vector<float> runtime_w(H * Lq * Lk);
+  ASSERT_EQ(api.attention_weights(d, &q[0][0], &k[0][0], runtime_w.data()), Status::kOk);
+  EXPECT_EQ(BitsOf(std::vector<float>(&w[0][0][0], &w[0][0][0] + H * Lq * Lk)), BitsOf(runtime_w));
+}
+
+TEST_P(AttentionTest, FixedShapesMatchTheRuntimeApi) {
+  Rng rng;
+  static_assert(SeedShape::kWorkspaceBytes == edgeattn::AttentionWorkspaceBytes(4), "constexpr workspace");
+  for (bool with_mask : {false, true}) {
+    CheckFixedMatchesRuntime<SeedShape, 4, 4, 8, 8, 1, 1>(IsScalarPath(), rng, g_static_attention, with_mask);
+    static edgeattn::FixedAttention<3, 7, 16, 5, 4, 2, MaskKind::kCausal> gqa(0.25f);
+    CheckFixedMatchesRuntime<decltype(gqa), 3, 7, 16, 5, 4, 2>(IsScalarPath(), rng, gqa, with_mask);
+    static edgeattn::FixedAttention<1, 33, 64, 64, 2, 1> decode;
+    CheckFixedMatchesRuntime<decltype(decode), 1, 33, 64, 64, 2, 1>(IsScalarPath(), rng, decode, with_mask);
+  }
+}
+
+TEST_P(AttentionTest, FixedShapeWithInvalidScaleReportsIt) {
+  static edgeattn::FixedAttention<2, 2, 2> bad(-1.0f);
+  static float q[2][2], k[2][2], v[2][2], out[2][2] = {{7, 7}, {7, 7}};
+  EXPECT_EQ(IsScalarPath() ? bad.RunScalar(q, k, v, out) : bad.Run(q, k, v, out), Status::kInvalidArgument);
+  EXPECT_EQ(out[1][1], 7.0f);
+}
+
+}  // namespace
+}  // namespace edgeattn_test

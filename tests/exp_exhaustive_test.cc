@@ -1,0 +1,132 @@
+// Exp over every float32 bit pattern, on every path, against exp in double rounded to float (glibc's exp is
+// within 1 ULP of double, so its rounding to float is the correctly rounded float result except in cases
+// far rarer than one in 2^32). Asserts exp.h's contract and reports the max ULP error per path.
+// Runs for minutes on one core: its own executable, ctest label "exhaustive".
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "edgeattn/exp.h"
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+struct PathResult {
+  double max_ulp = 0;
+  float worst_input = 0;
+  uint64_t violations = 0;
+  std::vector<std::string> examples;  // the first few violations
+  void Merge(const PathResult& other) {
+    if (other.max_ulp > max_ulp) {
+      max_ulp = other.max_ulp;
+      worst_input = other.worst_input;
+    }
+    violations += other.violations;
+    for (const std::string& e : other.examples) {
+      if (examples.size() < 5) examples.push_back(e);
+    }
+  }
+};
+
+// What exp.h promises for one input, precomputed once and checked against every path.
+enum class Expect : uint8_t { kNaN, kInfinity, kFlushable, kUlp };
+
+// Runs fn(begin, end) on disjoint slices of [0, n) in parallel, one per core.
+template <class Fn>
+void ParallelFor(size_t n, Fn fn) {
+  const size_t workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w) threads.emplace_back(fn, n * w / workers, n * (w + 1) / workers);
+  for (std::thread& t : threads) t.join();
+}
+
+TEST(ExpExhaustive, AllFloatsAllPaths) {
+  constexpr size_t kChunk = size_t{1} << 22;
+  const std::vector<Path> paths = AllPaths();
+  std::vector<PathResult> results(paths.size());
+  std::vector<float> in(kChunk), out(kChunk);
+  std::vector<double> exact(kChunk), inv_ulp(kChunk);
+  std::vector<Expect> expect(kChunk);
+  for (uint64_t base = 0; base < (uint64_t{1} << 32); base += kChunk) {
+    ParallelFor(kChunk, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(base + i);
+        std::memcpy(&in[i], &bits, sizeof(float));
+        exact[i] = std::exp(static_cast<double>(in[i]));
+        const float rounded = static_cast<float>(exact[i]);
+        if (std::isnan(in[i])) {
+          expect[i] = Expect::kNaN;
+        } else if (std::isinf(rounded)) {
+          expect[i] = Expect::kInfinity;
+        } else if (rounded < FLT_MIN) {
+          expect[i] = Expect::kFlushable;
+        } else {
+          expect[i] = Expect::kUlp;
+          inv_ulp[i] = 1.0 / UlpOf(exact[i]);
+        }
+      }
+    });
+    for (size_t p = 0; p < paths.size(); ++p) {
+      // The forced target is process-wide, so every worker runs the same path.
+      ScopedTarget target(paths[p]);
+      const Api& api = paths[p] == kScalarPath ? ScalarApi() : SimdApi();
+      std::mutex merge;
+      ParallelFor(kChunk, [&](size_t begin, size_t end) {
+        PathResult r;
+        if (api.exp(in.data() + begin, out.data() + begin, end - begin) != edgeattn::Status::kOk) {
+          r.violations = end - begin;
+          r.examples.push_back("status not OK");
+        }
+        for (size_t i = begin; i < end; ++i) {
+          const float got = out[i];
+          bool ok;
+          switch (expect[i]) {
+            case Expect::kNaN:
+              ok = std::isnan(got);
+              break;
+            case Expect::kInfinity:
+              ok = got == kInf;
+              break;
+            case Expect::kFlushable:
+              ok = got >= 0.0f && got <= FLT_MIN && !std::signbit(got);
+              break;
+            case Expect::kUlp:
+            default: {
+              const double ulp = std::fabs(static_cast<double>(got) - exact[i]) * inv_ulp[i];
+              ok = ulp <= 2.0;
+              if (ulp > r.max_ulp) {
+                r.max_ulp = ulp;
+                r.worst_input = in[i];
+              }
+            }
+          }
+          if (!ok && ++r.violations <= 5) {
+            r.examples.push_back("exp(" + std::to_string(in[i]) + ") = " + std::to_string(got));
+          }
+        }
+        std::lock_guard<std::mutex> lock(merge);
+        results[p].Merge(r);
+      });
+    }
+  }
+  for (size_t p = 0; p < paths.size(); ++p) {
+    const PathResult& r = results[p];
+    std::printf("exp exhaustive, %-10s max %.4f ULP (at x = %a), %llu contract violations\n", TargetName(paths[p]),
+                r.max_ulp, static_cast<double>(r.worst_input), static_cast<unsigned long long>(r.violations));
+    RecordProperty(std::string("max_ulp_") + TargetName(paths[p]), std::to_string(r.max_ulp));
+    EXPECT_EQ(r.violations, 0u) << TargetName(paths[p]);
+    for (const std::string& e : r.examples) ADD_FAILURE() << TargetName(paths[p]) << ": " << e;
+  }
+}
+
+}  // namespace
+}  // namespace edgeattn_test

@@ -1,0 +1,92 @@
+// Linear projection: the documented bound on every path, for output widths covering every tail, with and
+// without bias, misaligned; bad inputs leave y untouched.
+#include "edgeattn/linear.h"
+
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <cmath>
+
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+class LinearTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(LinearTest);
+
+void CheckLinear(const Api& api, Rng& rng, size_t rows, size_t in, size_t out, bool with_bias, size_t misalign) {
+  GuardedBuffer x(rows * in, misalign), w(in * out, (misalign + 1) % 4), b(out, (misalign + 2) % 4),
+      y(rows * out, (misalign + 3) % 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = rng.Normal();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = rng.Normal();
+  for (size_t i = 0; i < b.size(); ++i) b[i] = rng.Normal();
+  y.Fill(kNaN);
+  ASSERT_EQ(api.linear(x.data(), rows, in, w.data(), with_bias ? b.data() : nullptr, out, y.data()), Status::kOk);
+  const double nu = static_cast<double>(in + 1) * kU;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t o = 0; o < out; ++o) {
+      double exact = with_bias ? b[o] : 0.0;
+      double magnitude = with_bias ? std::fabs(b[o]) : 0.0;
+      for (size_t i = 0; i < in; ++i) {
+        exact += static_cast<double>(x[r * in + i]) * w[i * out + o];
+        magnitude += std::fabs(static_cast<double>(x[r * in + i]) * w[i * out + o]);
+      }
+      ASSERT_LE(std::fabs(y[r * out + o] - exact), nu / (1 - nu) * magnitude)
+          << "rows=" << rows << " in=" << in << " out=" << out << " at [" << r << "][" << o << "]";
+    }
+  }
+  EXPECT_TRUE(x.GuardsIntact() && w.GuardsIntact() && b.GuardsIntact() && y.GuardsIntact());
+}
+
+TEST_P(LinearTest, EveryOutputWidthWithAndWithoutBias) {
+  Rng rng;
+  for (size_t out = 1; out <= kMaxTailTestLength; ++out) {
+    for (bool bias : {false, true}) CheckLinear(api(), rng, 1 + out % 3, 1 + (out * 5) % 19, out, bias, out % 4);
+  }
+}
+
+TEST_P(LinearTest, ModelSizedProjection) {
+  Rng rng;
+  CheckLinear(api(), rng, 7, 256, 192, true, 1);
+  CheckLinear(api(), rng, 2, 1000, 65, false, 3);
+}
+
+TEST_P(LinearTest, SmallIntegersAreExact) {
+  // Seed 003: one-hot words times integer weights; every sum is a small integer, so exact.
+  const float words[4][3] = {{1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}};
+  const float w_q[3][3] = {{2, 0, 2}, {2, 0, 0}, {2, 1, 2}};
+  const float expected[4][3] = {{2, 0, 2}, {2, 0, 0}, {4, 0, 2}, {2, 1, 2}};
+  float y[4][3];
+  ASSERT_EQ(api().linear(&words[0][0], 4, 3, &w_q[0][0], nullptr, 3, &y[0][0]), Status::kOk);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(y[r][c], expected[r][c]);
+  }
+}
+
+TEST_P(LinearTest, BadInputsLeaveOutputUntouched) {
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  float w[6] = {1, 0, 0, 1, 1, 1};
+  float b[2] = {0.5f, -0.5f};
+  float y[4] = {7, 7, 7, 7};
+  EXPECT_EQ(api().linear(nullptr, 2, 3, w, b, 2, y), Status::kNullPointer);
+  EXPECT_EQ(api().linear(x, 2, 3, nullptr, b, 2, y), Status::kNullPointer);
+  EXPECT_EQ(api().linear(x, 2, 3, w, b, 2, nullptr), Status::kNullPointer);
+  EXPECT_EQ(api().linear(x, 0, 3, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear(x, 2, 0, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear(x, 2, 3, w, b, 0, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear(x, SIZE_MAX / 4, 3, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear(x, 2, SIZE_MAX / 2, w, b, 2, y), Status::kInvalidShape);
+  for (float v : y) EXPECT_EQ(v, 7.0f);
+  // y may not alias anything: x, W or the bias.
+  EXPECT_EQ(api().linear(x, 2, 3, w, b, 2, x + 1), Status::kOverlap);
+  EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, w + 4), Status::kOverlap);
+  EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, b + 1), Status::kOverlap);
+  EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, b), Status::kOverlap);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], static_cast<float>(i + 1));
+  EXPECT_EQ(w[4], 1.0f);
+  EXPECT_EQ(b[1], -0.5f);
+}
+
+}  // namespace
+}  // namespace edgeattn_test

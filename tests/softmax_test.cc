@@ -1,0 +1,198 @@
+// Softmax: the documented per-element bound and row-sum bound against a double reference on every path, for
+// every row length up to 3 vectors + 1 and longer rows, many logit distributions; then each special value.
+#include "edgeattn/softmax.h"
+
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <cfloat>
+#include <cmath>
+#include <functional>
+
+#include "tests/reference.h"
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+class SoftmaxTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(SoftmaxTest);
+
+constexpr double kMaxUlp = 4.0;              // softmax.h
+constexpr double kMaxRowSumError = 0x1p-21;  // softmax.h
+
+// Checks out[rows][cols] against the reference; returns the largest ULP error seen.
+double CheckRows(const float* in, const float* out, size_t rows, size_t cols, const char* what) {
+  double max_ulp = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    const std::vector<double> ref = RefSoftmaxRow(in + r * cols, cols);
+    double sum = 0;
+    bool nan_row = false;
+    for (size_t j = 0; j < cols; ++j) {
+      const float got = out[r * cols + j];
+      const double exact = ref[j];
+      if (std::isnan(exact)) {
+        nan_row = true;
+        EXPECT_TRUE(std::isnan(got)) << what << " row " << r << " col " << j;
+        continue;
+      }
+      sum += got;
+      if (exact >= FLT_MIN) {
+        const double ulp = UlpError(got, exact);
+        max_ulp = std::max(max_ulp, ulp);
+        EXPECT_LE(ulp, kMaxUlp) << what << " cols=" << cols << " [" << r << "][" << j << "] in=" << in[r * cols + j]
+                                << " got " << got << " exact " << exact;
+      } else {
+        EXPECT_LE(std::fabs(got - exact), FLT_MIN) << what << " [" << r << "][" << j << "]";
+        EXPECT_FALSE(std::signbit(got));
+      }
+    }
+    const bool all_zero_row = !nan_row && std::all_of(ref.begin(), ref.end(), [](double p) { return p == 0; });
+    if (!nan_row && !all_zero_row) EXPECT_LE(std::fabs(sum - 1.0), kMaxRowSumError) << what << " row " << r;
+  }
+  return max_ulp;
+}
+
+struct Distribution {
+  const char* name;
+  std::function<float(Rng&)> draw;
+};
+
+std::vector<Distribution> Distributions() {
+  return {
+      {"normal(1)", [](Rng& r) { return r.Normal(1.0f); }},
+      {"normal(10)", [](Rng& r) { return r.Normal(10.0f); }},
+      {"normal(100)", [](Rng& r) { return r.Normal(100.0f); }},
+      {"uniform(+-1e4)", [](Rng& r) { return r.Uniform(-1e4f, 1e4f); }},
+      {"1e4 + normal(3)", [](Rng& r) { return 1e4f + r.Normal(3.0f); }},
+      {"cauchy(5)", [](Rng& r) { return r.Cauchy(5.0f); }},
+      {"normal(3) with 30% -inf", [](Rng& r) { return r.Bernoulli(0.3) ? -kInf : r.Normal(3.0f); }},
+      {"tiny normal(1e-30)", [](Rng& r) { return r.Normal(1e-30f); }},
+  };
+}
+
+TEST_P(SoftmaxTest, EveryRowLengthMisalignmentAndDistribution) {
+  Rng rng;
+  double max_ulp = 0;
+  for (const Distribution& dist : Distributions()) {
+    for (size_t cols = 1; cols <= kMaxTailTestLength; ++cols) {
+      const size_t rows = 1 + cols % 3;
+      const size_t misalign = cols % 4;
+      GuardedBuffer in(rows * cols, misalign), out(rows * cols, (misalign + 2) % 4);
+      for (size_t i = 0; i < rows * cols; ++i) in[i] = dist.draw(rng);
+      ASSERT_EQ(api().softmax(in.data(), out.data(), rows, cols), Status::kOk);
+      max_ulp = std::max(max_ulp, CheckRows(in.data(), out.data(), rows, cols, dist.name));
+      EXPECT_TRUE(in.GuardsIntact() && out.GuardsIntact()) << dist.name << " cols=" << cols;
+      // In place: the same bits.
+      const std::vector<uint32_t> expected = out.Bits();
+      ASSERT_EQ(api().softmax(in.data(), in.data(), rows, cols), Status::kOk);
+      EXPECT_EQ(in.Bits(), expected) << dist.name << " cols=" << cols;
+    }
+  }
+  RecordProperty("max_ulp", std::to_string(max_ulp));
+}
+
+TEST_P(SoftmaxTest, ManyRandomRows) {
+  Rng rng;
+  double max_ulp = 0;
+  size_t rows_tested = 0;
+  for (const Distribution& dist : Distributions()) {
+    for (size_t cols : {16, 64, 256, 1000, 4099}) {
+      const size_t rows = 20000 / cols + 1;
+      std::vector<float> in(rows * cols), out(rows * cols);
+      for (float& x : in) x = dist.draw(rng);
+      ASSERT_EQ(api().softmax(in.data(), out.data(), rows, cols), Status::kOk);
+      max_ulp = std::max(max_ulp, CheckRows(in.data(), out.data(), rows, cols, dist.name));
+      rows_tested += rows;
+    }
+  }
+  std::printf("%s: max softmax ULP error over %zu rows: %.3f\n", TargetName(GetParam()), rows_tested, max_ulp);
+  RecordProperty("max_ulp", std::to_string(max_ulp));
+}
+
+void ExpectRow(const float* got, std::initializer_list<float> expected, const char* what) {
+  size_t j = 0;
+  for (float e : expected) {
+    if (std::isnan(e)) {
+      EXPECT_TRUE(std::isnan(got[j])) << what << " col " << j;
+    } else {
+      EXPECT_EQ(Bits(got[j]), Bits(e)) << what << " col " << j << ": " << got[j] << " vs " << e;
+    }
+    ++j;
+  }
+}
+
+TEST_P(SoftmaxTest, AllMinusInfinityRowGivesZerosNotNaN) {
+  const float in[5] = {-kInf, -kInf, -kInf, -kInf, -kInf};
+  float out[5];
+  ASSERT_EQ(api().softmax(in, out, 1, 5), Status::kOk);
+  ExpectRow(out, {0, 0, 0, 0, 0}, "all -inf");
+}
+
+TEST_P(SoftmaxTest, SingleFiniteAmongMinusInfinityIsExactlyOne) {
+  const float in[6] = {-kInf, -kInf, 3.5f, -kInf, -kInf, -kInf};
+  float out[6];
+  ASSERT_EQ(api().softmax(in, out, 1, 6), Status::kOk);
+  ExpectRow(out, {0, 0, 1, 0, 0, 0}, "single finite");
+}
+
+TEST_P(SoftmaxTest, PlusInfinityTakesTheWholeRow) {
+  const float in[2][4] = {{1.0f, kInf, -kInf, 1e30f}, {kInf, 0.0f, kInf, -3.0f}};
+  float out[2][4];
+  ASSERT_EQ(api().softmax(&in[0][0], &out[0][0], 2, 4), Status::kOk);
+  ExpectRow(out[0], {0, 1, 0, 0}, "one +inf");
+  ExpectRow(out[1], {0.5f, 0, 0.5f, 0}, "two +inf");
+}
+
+TEST_P(SoftmaxTest, NaNPoisonsOnlyItsRow) {
+  float in[4][5] = {{1, 2, 3, 4, 5}, {1, kNaN, 3, 4, 5}, {-kInf, kNaN, -kInf, -kInf, -kInf}, {kInf, 0, 0, kNaN, 1}};
+  float out[4][5];
+  ASSERT_EQ(api().softmax(&in[0][0], &out[0][0], 4, 5), Status::kOk);
+  for (int r = 1; r < 4; ++r) ExpectRow(out[r], {kNaN, kNaN, kNaN, kNaN, kNaN}, "NaN row");
+  float alone[5];
+  ASSERT_EQ(api().softmax(in[0], alone, 1, 5), Status::kOk);
+  for (int j = 0; j < 5; ++j) EXPECT_EQ(Bits(out[0][j]), Bits(alone[j])) << "the NaN rows changed row 0";
+}
+
+TEST_P(SoftmaxTest, HugeLogitsGiveTheExactOneHotAnswer) {
+  // Seed 002's scores are ~1e4 apart; a row-wise max-subtracted softmax is one-hot on the largest.
+  const float in[3][3] = {{1e4f, 5e3f, -1e4f}, {-1e4f, -2e4f, -9e3f}, {FLT_MAX, -FLT_MAX, FLT_MAX}};
+  float out[3][3];
+  ASSERT_EQ(api().softmax(&in[0][0], &out[0][0], 3, 3), Status::kOk);
+  ExpectRow(out[0], {1, 0, 0}, "+-1e4");
+  ExpectRow(out[1], {0, 0, 1}, "-1e4");
+  ExpectRow(out[2], {0.5f, 0, 0.5f}, "+-FLT_MAX");
+}
+
+TEST_P(SoftmaxTest, DenormalInputs) {
+  const float in[4] = {1e-45f, 0.0f, -1e-40f, 1e-38f};
+  float out[4];
+  ASSERT_EQ(api().softmax(in, out, 1, 4), Status::kOk);
+  CheckRows(in, out, 1, 4, "denormals");
+  for (float o : out) EXPECT_EQ(o, 0.25f);  // all within 1e-38 of 0: e^x rounds to exactly 1
+}
+
+TEST_P(SoftmaxTest, SingleColumn) {
+  const float in[4] = {-3.0f, kInf, -kInf, kNaN};
+  float out[4];
+  ASSERT_EQ(api().softmax(in, out, 4, 1), Status::kOk);
+  ExpectRow(out, {1, 1, 0, kNaN}, "n = 1");
+}
+
+TEST_P(SoftmaxTest, InvalidShapesNullsAndOverlapLeaveOutputUntouched) {
+  float in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  float out[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+  EXPECT_EQ(api().softmax(nullptr, out, 2, 4), Status::kNullPointer);
+  EXPECT_EQ(api().softmax(in, nullptr, 2, 4), Status::kNullPointer);
+  EXPECT_EQ(api().softmax(in, out, 0, 4), Status::kInvalidShape);
+  EXPECT_EQ(api().softmax(in, out, 2, 0), Status::kInvalidShape);
+  EXPECT_EQ(api().softmax(in, out, SIZE_MAX / 2, 4), Status::kInvalidShape);
+  EXPECT_EQ(api().softmax(in, out, 4, SIZE_MAX / 8), Status::kInvalidShape);
+  for (float o : out) EXPECT_EQ(o, 9.0f);
+  EXPECT_EQ(api().softmax(in, in + 1, 1, 4), Status::kOverlap);
+  EXPECT_EQ(api().softmax(in + 2, in, 1, 4), Status::kOverlap);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(in[i], static_cast<float>(i + 1));
+}
+
+}  // namespace
+}  // namespace edgeattn_test

@@ -1,0 +1,154 @@
+#include "tests/test_util.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+
+namespace edgeattn_test {
+
+const Api& ScalarApi() {
+  static const Api api = {edgeattn::scalar::Dot,       edgeattn::scalar::Exp,
+                          edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
+                          edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
+                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding};
+  return api;
+}
+
+const Api& SimdApi() {
+  static const Api api = {edgeattn::Dot,       edgeattn::Exp,
+                          edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
+                          edgeattn::Attention, edgeattn::AttentionWeights,
+                          edgeattn::Linear,    edgeattn::AddPositionalEncoding};
+  return api;
+}
+
+std::vector<Path> AllPaths() {
+  std::vector<Path> paths = {kScalarPath};
+#if HWY_COMPILE_ONLY_STATIC
+  paths.push_back(HWY_STATIC_TARGET);
+#else
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) paths.push_back(target);
+#endif
+  return paths;
+}
+
+const char* TargetName(Path target) { return target == kScalarPath ? "ScalarPath" : hwy::TargetName(target); }
+
+std::string PathName(const ::testing::TestParamInfo<Path>& info) { return TargetName(info.param); }
+
+ScopedTarget::ScopedTarget(Path target) {
+#if HWY_COMPILE_ONLY_STATIC
+  (void)target;
+#else
+  if (target != kScalarPath) hwy::SetSupportedTargetsForTest(target);
+#endif
+}
+
+ScopedTarget::~ScopedTarget() {
+#if !HWY_COMPILE_ONLY_STATIC
+  hwy::SetSupportedTargetsForTest(0);
+#endif
+}
+
+void PathTest::SetUp() {
+#if !HWY_COMPILE_ONLY_STATIC
+  if (!IsScalarPath()) hwy::SetSupportedTargetsForTest(GetParam());
+#endif
+  ::testing::Test::RecordProperty("seed", std::to_string(TestSeed()));
+}
+
+void PathTest::TearDown() {
+#if !HWY_COMPILE_ONLY_STATIC
+  hwy::SetSupportedTargetsForTest(0);
+#endif
+}
+
+edgeattn::AttentionDesc MakeDesc(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim,
+                                 edgeattn::MaskKind mask, size_t num_heads, size_t num_kv_heads) {
+  edgeattn::AttentionDesc d;
+  d.q_len = q_len;
+  d.kv_len = kv_len;
+  d.head_dim = head_dim;
+  d.value_dim = value_dim;
+  d.mask = mask;
+  d.num_heads = num_heads;
+  d.num_kv_heads = num_kv_heads;
+  return d;
+}
+
+uint64_t TestSeed() {
+  static const uint64_t seed = [] {
+    uint64_t s;
+    if (const char* env = std::getenv("EDGEATTN_TEST_SEED")) {
+      s = std::strtoull(env, nullptr, 0);
+    } else {
+      std::random_device rd;
+      s = (uint64_t{rd()} << 32) ^ rd();
+    }
+    std::printf("edgeattn tests: random seed %llu (set EDGEATTN_TEST_SEED=%llu to repeat)\n",
+                static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+Rng::Rng() {
+  std::string name;
+  if (const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    name = std::string(info->test_suite_name()) + "." + info->name();
+  }
+  std::seed_seq seq{static_cast<uint32_t>(TestSeed()), static_cast<uint32_t>(TestSeed() >> 32),
+                    static_cast<uint32_t>(std::hash<std::string>()(name))};
+  engine_.seed(seq);
+}
+
+float Rng::Cauchy(float scale) {
+  const float c = std::cauchy_distribution<float>(0.0f, scale)(engine_);
+  return std::max(-1e30f, std::min(1e30f, c));
+}
+
+GuardedBuffer::GuardedBuffer(size_t size, size_t misalign) : size_(size) {
+  storage_.assign(size + 2 * kGuard + 16 + misalign, 0.0f);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data() + kGuard);
+  const size_t to_boundary = ((64 - base % 64) % 64) / sizeof(float);
+  begin_ = kGuard + to_boundary + misalign;
+  const float guard = []() {
+    const uint32_t pattern = 0x7FBADBADu;  // a signalling NaN no kernel produces
+    float f;
+    std::memcpy(&f, &pattern, sizeof(f));
+    return f;
+  }();
+  std::fill(storage_.begin(), storage_.end(), guard);
+  Fill(0.0f);
+}
+
+bool GuardedBuffer::GuardsIntact() const {
+  for (size_t i = 0; i < storage_.size(); ++i) {
+    if (i >= begin_ && i < begin_ + size_) continue;
+    if (edgeattn_test::Bits(storage_[i]) != 0x7FBADBADu) return false;
+  }
+  return true;
+}
+
+void GuardedBuffer::Fill(float value) { std::fill(data(), data() + size_, value); }
+
+std::vector<uint32_t> GuardedBuffer::Bits() const {
+  std::vector<uint32_t> bits(size_);
+  for (size_t i = 0; i < size_; ++i) bits[i] = edgeattn_test::Bits(data()[i]);
+  return bits;
+}
+
+double UlpOf(double exact) {
+  const float rounded = static_cast<float>(std::fabs(exact));
+  int e;
+  std::frexp(rounded, &e);
+  return std::ldexp(1.0, e - 24);
+}
+
+double UlpError(float got, double exact) { return std::fabs(static_cast<double>(got) - exact) / UlpOf(exact); }
+
+}  // namespace edgeattn_test

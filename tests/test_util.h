@@ -1,0 +1,132 @@
+// Shared test machinery: run a test on every path (scalar + each SIMD target), fresh random inputs with a
+// reproducible seed, buffers at any misalignment with guard words around them, ULP arithmetic.
+#ifndef EDGEATTN_TESTS_TEST_UTIL_H_
+#define EDGEATTN_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "edgeattn/edgeattn.hpp"
+
+namespace edgeattn_test {
+
+using edgeattn::Status;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kU = 0x1p-24;  // unit roundoff of float
+
+// Lengths up to 3 * (widest vector in floats) + 1 cover every tail of every target (AVX-512 and SVE-512: 16).
+constexpr size_t kMaxTailTestLength = 3 * 16 + 1;
+
+// ---------------------------------------------------------------------------------------------------------
+// One function table per path: the scalar reference or the dispatched SIMD entry points.
+struct Api {
+  Status (*dot)(const float*, const float*, size_t, float*);
+  Status (*exp)(const float*, float*, size_t);
+  Status (*softmax)(const float*, float*, size_t, size_t);
+  size_t (*attention_workspace_size)(const edgeattn::AttentionDesc&);
+  Status (*attention)(const edgeattn::AttentionDesc&, const float*, const float*, const float*, float*, void*, size_t);
+  Status (*attention_weights)(const edgeattn::AttentionDesc&, const float*, const float*, float*);
+  Status (*linear)(const float*, size_t, size_t, const float*, const float*, size_t, float*);
+  Status (*add_positional_encoding)(float*, size_t, size_t, size_t);
+};
+const Api& ScalarApi();
+const Api& SimdApi();
+
+// Test parameter: 0 is the scalar path; otherwise a Highway target bit, forced for the duration of the test.
+using Path = int64_t;
+constexpr Path kScalarPath = 0;
+std::vector<Path> AllPaths();
+std::string PathName(const ::testing::TestParamInfo<Path>& info);
+const char* TargetName(Path target);
+
+class PathTest : public ::testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  bool IsScalarPath() const { return GetParam() == kScalarPath; }
+  const Api& api() const { return IsScalarPath() ? ScalarApi() : SimdApi(); }
+};
+
+#define EDGEATTN_INSTANTIATE_PATHS(suite) \
+  INSTANTIATE_TEST_SUITE_P(Paths, suite, ::testing::ValuesIn(::edgeattn_test::AllPaths()), ::edgeattn_test::PathName)
+
+// Forces one SIMD target (no-op in static-dispatch builds, which have one). Restores on destruction.
+class ScopedTarget {
+ public:
+  explicit ScopedTarget(Path target);
+  ~ScopedTarget();
+  ScopedTarget(const ScopedTarget&) = delete;
+  ScopedTarget& operator=(const ScopedTarget&) = delete;
+};
+
+// An attention descriptor with the given shape (scale 0: 1/sqrt(head_dim), no additive mask).
+edgeattn::AttentionDesc MakeDesc(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim,
+                                 edgeattn::MaskKind mask = edgeattn::MaskKind::kNone, size_t num_heads = 1,
+                                 size_t num_kv_heads = 0);
+
+// ---------------------------------------------------------------------------------------------------------
+// Random inputs. The seed is fresh each run, printed, and can be fixed with EDGEATTN_TEST_SEED=<n>.
+uint64_t TestSeed();
+
+class Rng {
+ public:
+  Rng();  // seeded from TestSeed() and the current test's name, so tests do not share streams
+  float Uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(engine_); }
+  float Normal(float sigma = 1.0f) { return std::normal_distribution<float>(0.0f, sigma)(engine_); }
+  // Heavy-tailed: Cauchy with the given scale, clamped to +-1e30 so it stays finite.
+  float Cauchy(float scale);
+  size_t Index(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(engine_); }
+  bool Bernoulli(double p) { return std::bernoulli_distribution(p)(engine_); }
+  std::mt19937_64& engine() { return engine_; }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// A float array starting `misalign` floats after a 64-byte boundary, with guard words on both sides so that a
+// write past either end is caught.
+class GuardedBuffer {
+ public:
+  GuardedBuffer(size_t size, size_t misalign);
+  float* data() { return storage_.data() + begin_; }
+  const float* data() const { return storage_.data() + begin_; }
+  size_t size() const { return size_; }
+  float& operator[](size_t i) { return data()[i]; }
+  float operator[](size_t i) const { return data()[i]; }
+  // Whether every guard word still holds its pattern.
+  bool GuardsIntact() const;
+  void Fill(float value);
+  std::vector<uint32_t> Bits() const;  // for "outputs untouched" checks
+
+ private:
+  static constexpr size_t kGuard = 32;  // floats on each side: more than any vector
+  std::vector<float> storage_;
+  size_t begin_;
+  size_t size_;
+};
+
+inline uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+// Units in the last place of `exact` rounded to float (for exact >= FLT_MIN in magnitude).
+double UlpOf(double exact);
+// |got - exact| in ULPs of exact.
+double UlpError(float got, double exact);
+
+}  // namespace edgeattn_test
+
+#endif  // EDGEATTN_TESTS_TEST_UTIL_H_
