@@ -96,7 +96,7 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // Buffers are typed arrays, so a buffer of the wrong shape does not compile; invalid shapes are rejected by
 // static_assert. Run forwards to the runtime API with a constant descriptor, so it costs nothing over it and
 // has the same contract and bound. Run uses the object's workspace: one object must not run on two threads
-// at once (Weights needs no workspace and is const).
+// at once (AttentionWeights needs no workspace and is const).
 template <size_t QLen, size_t KvLen, size_t HeadDim, size_t ValueDim = HeadDim, size_t NumHeads = 1,
           size_t NumKvHeads = NumHeads, MaskKind kMask = MaskKind::kNone>
 class FixedAttention {

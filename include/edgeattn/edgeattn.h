@@ -6,7 +6,8 @@
  * Common rules
  *  - Any pointer alignment is accepted (4-byte alignment of float arrays is enough, 1 byte for the workspace).
  *  - On any error nothing is written to any output; the status says what was wrong. When several things are
- *    wrong, the first in this order is reported: NULL pointer, shape, argument, workspace size, overlap.
+ *    wrong, the first in this order is reported: NULL pointer, shape, argument, workspace size, overlap; the
+ *    workspace pointer itself is checked with its size (which depends on the shape), after the arguments.
  *  - NULL is an error for every pointer that is documented as an array, even when the size is 0.
  *  - Partial overlap between an output and an input is EDGEATTN_ERROR_OVERLAP; exact aliasing (out == in)
  *    is allowed only where noted.

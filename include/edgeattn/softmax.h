@@ -26,8 +26,8 @@ namespace edgeattn {
 // Where the error comes from: exp's <= 1.06 ULP (1.36 without FMA) is a relative error, and dividing by the row
 // sum can move the result to the top of its binade, where the same relative error is twice as many ULPs;
 // the division adds 0.5. What is not lost: x - m is computed with its rounding error (2Sum) folded into the exp
-// argument, so logits of 1e4 lose nothing; the row sum is compensated (2Sum per lane); the quotient is
-// corrected by one Newton step (exact with FMA).
+// argument, so logits of 1e4 lose nothing; the row sum is accumulated in double per lane (in float with 2Sum
+// on targets without cheap double vectors); the quotient is corrected by one Newton step (exact with FMA).
 // Errors: kNullPointer, kInvalidShape (rows or cols 0, or rows*cols*4 overflows), kOverlap.
 [[nodiscard]] Status Softmax(const float* in, float* out, size_t rows, size_t cols) noexcept;
 
