@@ -247,6 +247,45 @@ TEST_P(AttentionTest, RowsThatSeeNoKeyOutputZeros) {
   for (float o : RunAttention(api(), all, m.q.data(), m.k.data(), m.v.data())) EXPECT_EQ(Bits(o), Bits(0.0f));
 }
 
+// +inf in the additive mask follows softmax's rule: that key takes the whole row, so the output is its V row.
+TEST_P(AttentionTest, PlusInfinityInTheMaskTakesTheWholeRow) {
+  Rng rng;
+  AttentionDesc d = MakeDesc(2, 5, 4, 6);
+  Problem p(d, 0);
+  p.Randomize(rng);
+  p.mask.Fill(0.0f);
+  p.mask[0 * 5 + 2] = kInf;  // query 0: key 2 has +inf
+  p.mask[1 * 5 + 1] = kInf;  // query 1: keys 1 and 4 have +inf, and share
+  p.mask[1 * 5 + 4] = kInf;
+  d.additive_mask = p.mask.data();
+  const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+  std::vector<float> w(2 * 5);
+  ASSERT_EQ(api().attention_weights(d, p.q.data(), p.k.data(), w.data()), Status::kOk);
+  for (size_t c = 0; c < 6; ++c) EXPECT_EQ(out[c], p.v[2 * 6 + c]);
+  EXPECT_EQ(w[2], 1.0f);
+  EXPECT_EQ(w[5 + 1], 0.5f);
+  EXPECT_EQ(w[5 + 4], 0.5f);
+  EXPECT_EQ(w[5 + 0], 0.0f);
+}
+
+// One key: its weight is 1 and the output is its V row exactly (or zeros where causality hides it).
+TEST_P(AttentionTest, SingleKeyGivesItsValue) {
+  Rng rng;
+  for (MaskKind mask : {MaskKind::kNone, MaskKind::kCausal}) {
+    const AttentionDesc d = MakeDesc(3, 1, 7, 9, mask, 2, 1);
+    Problem p(d, 0);
+    p.Randomize(rng);
+    const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+    for (size_t i = 0; i < 3; ++i) {
+      // Causal, Lq = 3 > Lk = 1: query i sees the key iff 0 <= i - 2.
+      const bool sees = mask == MaskKind::kNone || i == 2;
+      for (size_t h = 0; h < 2; ++h) {
+        for (size_t c = 0; c < 9; ++c) EXPECT_EQ(out[(i * 2 + h) * 9 + c], sees ? p.v[c] : 0.0f) << i << "," << h;
+      }
+    }
+  }
+}
+
 // Bottom-right causal alignment equals the explicit additive mask j <= i + Lk - Lq, bit for bit.
 TEST_P(AttentionTest, CausalIsBottomRightAligned) {
   Rng rng;

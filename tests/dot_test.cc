@@ -13,12 +13,12 @@ namespace {
 class DotTest : public PathTest {};
 EDGEATTN_INSTANTIATE_PATHS(DotTest);
 
-// gamma(n) * sum |a b| (dot.h).
+// gamma(n) * sum |a b| + n * 2^-149 (dot.h).
 double DotBound(const float* a, const float* b, size_t n) {
   double abs_sum = 0;
   for (size_t i = 0; i < n; ++i) abs_sum += std::fabs(static_cast<double>(a[i]) * b[i]);
   const double nu = static_cast<double>(n) * kU;
-  return nu / (1 - nu) * abs_sum;
+  return nu / (1 - nu) * abs_sum + static_cast<double>(n) * 0x1p-149;
 }
 
 void CheckDot(const Api& api, Rng& rng, size_t n, size_t misalign_a, size_t misalign_b) {
@@ -75,7 +75,11 @@ TEST_P(DotTest, NullPointerLeavesResultUntouched) {
   EXPECT_EQ(api().dot(nullptr, a, 3, &result), Status::kNullPointer);
   EXPECT_EQ(api().dot(a, nullptr, 3, &result), Status::kNullPointer);
   EXPECT_EQ(api().dot(a, a, 3, nullptr), Status::kNullPointer);
+  EXPECT_EQ(api().dot(a, a, 0, nullptr), Status::kNullPointer);
   EXPECT_EQ(result, 42.0f);
+  // n = 0 reads no array: null arrays (an empty std::vector's data()) are fine, the result is 0.
+  EXPECT_EQ(api().dot(nullptr, nullptr, 0, &result), Status::kOk);
+  EXPECT_EQ(result, 0.0f);
 }
 
 TEST_P(DotTest, ResultOverlappingAnInputIsRefused) {

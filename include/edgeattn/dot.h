@@ -8,9 +8,10 @@
 
 namespace edgeattn {
 
-// *result = sum_{i<n} a[i] * b[i]. Any n (0 gives 0) and any alignment.
-// Error bound: |*result - exact| <= gamma(n) * sum |a[i] * b[i]|, gamma(n) = n*u / (1 - n*u), u = 2^-24,
-// valid while n*u < 1 and no intermediate overflows. This is the classic bound for any summation order; the
+// *result = sum_{i<n} a[i] * b[i]. Any n (0 gives 0, and then a and b may be null) and any alignment.
+// Error bound: |*result - exact| <= gamma(n) * sum |a[i] * b[i]| + n * 2^-149, gamma(n) = n*u / (1 - n*u),
+// u = 2^-24, valid while n*u < 1 and nothing overflows. The second term is gradual underflow: a rounding in the
+// subnormal range is off by up to 2^-150 in absolute terms, whatever the relative error. This is the classic bound for any summation order; the
 // SIMD path sums in Lanes*4 interleaved partial sums, so its typical error is far smaller than the scalar path's.
 // Errors: kNullPointer (a, b or result null), kOverlap (result inside a or b).
 [[nodiscard]] Status Dot(const float* a, const float* b, size_t n, float* result) noexcept;

@@ -8,7 +8,8 @@
 
 namespace edgeattn {
 
-// out[i] = e^in[i] for i < n. in == out is allowed; partial overlap is kOverlap. n = 0 is valid.
+// out[i] = e^in[i] for i < n. in == out is allowed; partial overlap is kOverlap. n = 0 is valid, and then
+// in and out may be null.
 //
 // Algorithm: x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite, two constants, round-to-nearest by adding
 // 1.5*2^23), e^r = 1 + r*P(r) with P a degree-5 minimax polynomial (relative approximation error 2.1e-9),

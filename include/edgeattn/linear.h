@@ -11,7 +11,8 @@ namespace edgeattn {
 // y[r][o] = bias[o] + sum_i x[r][i] * weight[i][o]: x [rows][in_features], weight [in_features][out_features]
 // (the layout of numpy's x @ W), bias null or [out_features], y [rows][out_features].
 // Both paths start from the bias and add the products in increasing i, so the bound is
-//   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|), gamma(n) = n*u/(1 - n*u).
+//   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|) + (in_features + 1) * 2^-149,
+// gamma(n) = n*u/(1 - n*u), while nothing overflows; the second term is gradual underflow (see dot.h).
 // Errors: kNullPointer (x, weight or y null), kInvalidShape (a zero size or a byte count overflows),
 // kOverlap (y overlaps x, weight or bias).
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,

@@ -16,7 +16,8 @@ namespace edgeattn {
 namespace {
 
 Status CheckDot(const float* a, const float* b, size_t n, const float* result) {
-  if (a == nullptr || b == nullptr || result == nullptr) return Status::kNullPointer;
+  // With n = 0 the arrays are not read and may be null (empty containers); result is always written.
+  if (result == nullptr || (n != 0 && (a == nullptr || b == nullptr))) return Status::kNullPointer;
   const internal::ByteRange out = internal::RangeOf(result, sizeof(float));
   if (internal::Overlap(out, internal::RangeOf(a, n * sizeof(float))) ||
       internal::Overlap(out, internal::RangeOf(b, n * sizeof(float)))) {

@@ -83,6 +83,7 @@ static void check_exp(void) {
   for (i = 3; i < 6; ++i) CHECK(in[i] == out[i]);
   CHECK_STATUS(edgeattn_exp(in, in, 0), EDGEATTN_OK);
   CHECK_STATUS(edgeattn_exp(NULL, out, 1), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_exp(NULL, NULL, 0), EDGEATTN_OK);
   CHECK_STATUS(edgeattn_exp(in, out + 1, 1), EDGEATTN_OK); /* disjoint */
   out[2] = 5.0f;
   CHECK_STATUS(edgeattn_exp(out, out + 1, 3), EDGEATTN_ERROR_OVERLAP);

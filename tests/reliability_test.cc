@@ -1,0 +1,181 @@
+// Determinism (repeated calls give the same bits), thread safety (concurrent calls give the bits of serial
+// calls), and agreement across SIMD targets (which paths give identical bits, measured and printed; the groups
+// that follow from the arithmetic being the same are asserted).
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "tests/reliability_test.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn_test {
+namespace HWY_NAMESPACE {
+
+// Float lanes and whether MulAdd is fused, for the target this copy is compiled for.
+uint64_t TargetTraits() {
+  return (hwy::HWY_NAMESPACE::Lanes(hwy::HWY_NAMESPACE::ScalableTag<float>()) << 1) | (HWY_NATIVE_FMA ? 1 : 0);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn_test
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+HWY_EXPORT(TargetTraits);
+namespace {
+
+using edgeattn::AttentionDesc;
+using edgeattn::MaskKind;
+
+// Every kernel's output for one fixed set of inputs, as bits.
+struct Outputs {
+  std::map<std::string, std::vector<uint32_t>> bits;
+  bool operator==(const Outputs& other) const { return bits == other.bits; }
+};
+
+class Workload {
+ public:
+  explicit Workload(Rng& rng) : desc_(MakeDesc(13, 29, 40, 24, MaskKind::kCausal, 4, 2)) {
+    for (auto* v : {&x_, &w_, &b_, &q_, &k_, &v_, &mask_}) {
+      for (float& f : *v) f = rng.Normal(3.0f);
+    }
+    for (size_t t = 0; t < mask_.size(); t += 5) mask_[t] = -kInf;
+    desc_.additive_mask = mask_.data();
+  }
+
+  // Runs every kernel on one path; all outputs are local, so concurrent calls share only the inputs.
+  Outputs Run(const Api& api, bool scalar) const {
+    Outputs o;
+    std::vector<float> exp(x_.size()), softmax(x_.size()), linear(7 * 48), pe(x_), out(13 * 4 * 24),
+        weights(4 * 13 * 29);
+    float dot = 0;
+    std::vector<unsigned char> ws(api.attention_workspace_size(desc_));
+    EXPECT_EQ(api.exp(x_.data(), exp.data(), x_.size()), Status::kOk);
+    EXPECT_EQ(api.softmax(x_.data(), softmax.data(), 7, x_.size() / 7), Status::kOk);
+    EXPECT_EQ(api.dot(x_.data(), x_.data() + 333, 333, &dot), Status::kOk);
+    EXPECT_EQ(api.linear(x_.data(), 7, 64, w_.data(), b_.data(), 48, linear.data()), Status::kOk);
+    EXPECT_EQ(api.add_positional_encoding(pe.data(), 7, x_.size() / 7, 4321), Status::kOk);
+    EXPECT_EQ(api.attention(desc_, q_.data(), k_.data(), v_.data(), out.data(), ws.data(), ws.size()), Status::kOk);
+    EXPECT_EQ(api.attention_weights(desc_, q_.data(), k_.data(), weights.data()), Status::kOk);
+    // A fixed-shape object per call (its workspace is per object), inputs copied into its typed arrays.
+    std::unique_ptr<Fixed> fixed(new Fixed());
+    Fixed::Query fq;
+    Fixed::Key fk;
+    Fixed::Value fv;
+    Fixed::Output fixed_out;
+    std::memcpy(fq, q_.data(), sizeof(fq));
+    std::memcpy(fk, k_.data(), sizeof(fk));
+    std::memcpy(fv, v_.data(), sizeof(fv));
+    EXPECT_EQ(scalar ? fixed->RunScalar(fq, fk, fv, fixed_out) : fixed->Run(fq, fk, fv, fixed_out), Status::kOk);
+    o.bits["exp"] = BitsOf(exp);
+    o.bits["softmax"] = BitsOf(softmax);
+    o.bits["dot"] = BitsOf(std::vector<float>{dot});
+    o.bits["linear"] = BitsOf(linear);
+    o.bits["positional_encoding"] = BitsOf(pe);
+    o.bits["attention"] = BitsOf(out);
+    o.bits["attention_weights"] = BitsOf(weights);
+    o.bits["fixed_attention"] = BitsOf(std::vector<float>(&fixed_out[0][0], &fixed_out[0][0] + 64));
+    return o;
+  }
+
+ private:
+  using Fixed = edgeattn::FixedAttention<4, 8, 16, 16, 1, 1, MaskKind::kCausal>;
+  static std::vector<uint32_t> BitsOf(const std::vector<float>& v) {
+    std::vector<uint32_t> bits(v.size());
+    std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
+    return bits;
+  }
+  std::vector<float> x_ = std::vector<float>(7 * 333), w_ = std::vector<float>(64 * 48), b_ = std::vector<float>(48),
+                     q_ = std::vector<float>(13 * 4 * 40), k_ = std::vector<float>(29 * 2 * 40),
+                     v_ = std::vector<float>(29 * 2 * 24), mask_ = std::vector<float>(13 * 29);
+  AttentionDesc desc_;
+};
+
+class ReliabilityTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(ReliabilityTest);
+
+TEST_P(ReliabilityTest, RepeatedCallsGiveIdenticalBits) {
+  Rng rng;
+  const Workload work(rng);
+  const Outputs first = work.Run(api(), IsScalarPath());
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(work.Run(api(), IsScalarPath()) == first) << "call " << i + 2;
+}
+
+TEST_P(ReliabilityTest, ConcurrentCallsGiveTheBitsOfSerialCalls) {
+  Rng rng;
+  const Workload work(rng);
+  const Outputs serial = work.Run(api(), IsScalarPath());
+  constexpr int kThreads = 4, kRounds = 8;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  // The forced target is process-wide: every thread runs this test's path.
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) mismatches[t] += work.Run(api(), IsScalarPath()) == serial ? 0 : 1;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST(Agreement, BitIdenticalPathsAcrossTargets) {
+  Rng rng;
+  const Workload work(rng);
+  const std::vector<Path> paths = AllPaths();
+  std::vector<Outputs> outputs;
+  std::vector<uint64_t> traits;
+  for (Path p : paths) {
+    ScopedTarget target(p);
+    outputs.push_back(work.Run(p == kScalarPath ? ScalarApi() : SimdApi(), p == kScalarPath));
+    traits.push_back(p == kScalarPath ? 0 : HWY_DYNAMIC_DISPATCH(TargetTraits)());
+  }
+  for (const auto& kernel : outputs[0].bits) {
+    const std::string& name = kernel.first;
+    // Print the groups of paths with identical bits.
+    std::string groups;
+    std::vector<bool> done(paths.size(), false);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      if (done[i]) continue;
+      groups += " {";
+      for (size_t j = i; j < paths.size(); ++j) {
+        if (!done[j] && outputs[j].bits.at(name) == outputs[i].bits.at(name)) {
+          groups += std::string(j == i ? "" : " ") + TargetName(paths[j]);
+          done[j] = true;
+        }
+      }
+      groups += "}";
+    }
+    std::printf("agreement %-20s%s\n", name.c_str(), groups.c_str());
+    RecordProperty("agreement_" + name, groups);
+    // Guaranteed by construction: elementwise kernels do the same operations on every SIMD target that has the
+    // same FMA status; reductions do too when the lane count is also the same.
+    const bool elementwise = name == "exp" || name == "linear";
+    const bool reduction = name == "dot" || name == "attention" || name == "attention_weights";
+    for (size_t i = 1; i < paths.size(); ++i) {
+      for (size_t j = i + 1; j < paths.size(); ++j) {
+        const bool same_fma = (traits[i] & 1) == (traits[j] & 1);
+        const bool same_lanes = (traits[i] >> 1) == (traits[j] >> 1);
+        if ((elementwise && same_fma) || (reduction && same_fma && same_lanes)) {
+          EXPECT_EQ(outputs[i].bits.at(name), outputs[j].bits.at(name))
+              << name << ": " << TargetName(paths[i]) << " vs " << TargetName(paths[j]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgeattn_test
+#endif  // HWY_ONCE
