@@ -91,7 +91,7 @@ edgeattn_status edgeattn_attention_weights(const edgeattn_attention_desc* desc, 
  *  - A NaN anywhere in a row makes that whole row NaN; other rows are unaffected.
  *  - +inf entries share the row equally (1/count each), the limit of the softmax; all others give 0.
  *  Error bound: each output within 4 ULP of the exact softmax of the float inputs where that is >= FLT_MIN,
- *  within FLT_MIN (absolute) below it (measured max: 2.5 ULP with FMA, 3.4 without). */
+ *  within FLT_MIN (absolute) below it (measured max: 2.6 ULP with FMA, 3.4 without). */
 edgeattn_status edgeattn_softmax(const float* in, float* out, size_t rows, size_t cols); /* in == out allowed */
 
 /* out[i] = e^in[i]. Max error 2 ULP where the result is a normal float (measured max: 1.06 ULP with FMA,
@@ -99,11 +99,13 @@ edgeattn_status edgeattn_softmax(const float* in, float* out, size_t rows, size_
    +inf; NaN gives NaN. */
 edgeattn_status edgeattn_exp(const float* in, float* out, size_t n); /* in == out allowed; n = 0 is OK */
 
-/* *result = sum a[i]*b[i]; |error| <= n*u/(1 - n*u) * sum |a[i]*b[i]| + n * 2^-149. result must not overlap a or b. */
+/* *result = sum a[i]*b[i]; |error| <= n*u/(1 - n*u) * sum |a[i]*b[i]| + n * 2^-149 (n * 2^-126 on SIMD units that
+   flush subnormals, e.g. ARMv7 NEON; see dot.h). result must not overlap a or b. */
 edgeattn_status edgeattn_dot(const float* a, const float* b, size_t n, float* result); /* n = 0 gives 0 */
 
 /* y = x W + b with W stored [in][out] (as x @ W in numpy). y must not overlap x, weight or bias.
-   |error| <= (in+1)*u/(1 - (in+1)*u) * (sum_i |x[r][i] W[i][o]| + |b[o]|) + (in+1) * 2^-149 per element. */
+   |error| <= (in+1)*u/(1 - (in+1)*u) * (sum_i |x[r][i] W[i][o]| + |b[o]|) + (in+1) * 2^-149 per element
+   ((in+1) * 2^-126 on SIMD units that flush subnormals; see linear.h). */
 edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features, const float* weight /* [in][out] */,
                                 const float* bias /* NULL or [out] */, size_t out_features, float* y /* [rows][out] */);
 

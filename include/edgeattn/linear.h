@@ -12,7 +12,8 @@ namespace edgeattn {
 // (the layout of numpy's x @ W), bias null or [out_features], y [rows][out_features].
 // Both paths start from the bias and add the products in increasing i, so the bound is
 //   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|) + (in_features + 1) * 2^-149,
-// gamma(n) = n*u/(1 - n*u), while nothing overflows; the second term is gradual underflow (see dot.h).
+// gamma(n) = n*u/(1 - n*u), while nothing overflows; the second term is gradual underflow, (in_features + 1) * 2^-126
+// on SIMD units that flush subnormals to zero (see dot.h).
 // Errors: kNullPointer (x, weight or y null), kInvalidShape (a zero size or a byte count overflows),
 // kOverlap (y overlaps x, weight or bias).
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,

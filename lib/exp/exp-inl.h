@@ -65,8 +65,8 @@ HWY_INLINE V ExpRr2P6Shifted(D d, V dv, V d_lo) {
   r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
   r = hn::Add(r, d_lo);
   const V p = ExpPolynomial(d, r);
-  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));
-  const V f = hn::MulAdd(hn::Mul(s, r), p, s);
+  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64): s*r is never subnormal
+  const V f = hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus64));
   // Lanes below the threshold (and -inf, whose r is NaN) are +0; NaN lanes compare false and stay NaN.
   return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)), f);
 }

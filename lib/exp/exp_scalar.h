@@ -2,9 +2,11 @@
 //
 // Variant names follow the algorithm (rr2 = range reduction with a two-constant ln2, p6 = degree-6 polynomial):
 //   ExpRr2P6         all floats: clamps, splits 2^n into two factors, propagates NaN;
-//   ExpRr2P6Shifted  d <= 0 only (softmax after subtracting the row max): one scale factor, flushes results
-//                    below FLT_MIN to +0 (NaN stays NaN), takes a correction d_lo with |d_lo| <= ulp(d) so that e^(d +
-//                    d_lo) is computed as accurately as if d + d_lo were a float.
+//   ExpRr2P6Shifted  d <= 0 only (softmax after subtracting the row max): flushes results below FLT_MIN to +0
+//                    (NaN stays NaN), takes a correction d_lo with |d_lo| <= ulp(d) so that e^(d + d_lo) is
+//                    computed as accurately as if d + d_lo were a float.
+// Neither variant forms a subnormal intermediate for a normal result, so both keep their accuracy where the
+// hardware flushes subnormals to zero (ARMv7 NEON always does; x86 does under FTZ/DAZ).
 // The SIMD versions in exp-inl.h are the same operations on vectors.
 #ifndef EDGEATTN_LIB_EXP_EXP_SCALAR_H_
 #define EDGEATTN_LIB_EXP_EXP_SCALAR_H_
@@ -20,8 +22,10 @@ struct ExpConstants {
   static constexpr float kLog2e = 1.44269502163f;
   // Adding 1.5*2^23 rounds a float in (-2^22, 2^22) to an integer held in the low mantissa bits.
   static constexpr float kRoundMagic = 12582912.0f;
-  // ... and 1.5*2^23 + 127 leaves n + 127, the biased exponent of 2^n, in the low bits.
-  static constexpr float kRoundMagicBiased = 12583039.0f;
+  // ... and 1.5*2^23 + 127 + 64 leaves n + 64 + 127, the biased exponent of 2^(n+64), in the low bits: the
+  // shifted variant works with 2^(n+64) (normal for every n >= -126) and scales by 2^-64 last.
+  static constexpr float kRoundMagicBiased = 12583103.0f;
+  static constexpr float kTwoToMinus64 = 5.421010862427522e-20f;
   // ln2 = kLn2Hi + kLn2Lo; kLn2Hi (0x3F317200) has 15 significant bits, so n * kLn2Hi is exact for |n| < 512
   // even without FMA, and x - n*kLn2Hi is exact by Sterbenz's lemma.
   static constexpr float kLn2Hi = 0.693145751953125f;
@@ -84,8 +88,8 @@ inline float ExpRr2P6Shifted(float d, float d_lo) {
   r = r - n_float * C::kLn2Lo;
   r = r + d_lo;
   const float p = ExpPolynomial(r);
-  const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);
-  return (s * r) * p + s;
+  const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);  // 2^(n+64)
+  return ((s * r) * p + s) * C::kTwoToMinus64;
 }
 
 }  // namespace internal

@@ -54,50 +54,54 @@ HWY_INLINE float RowMax(D d, const float* in, size_t n) {
 // float sum and its rounding error (2Sum), and the lanes are combined with 2Sum too. The double variant exists
 // for speed: combining 2 x 16 float lanes with 2Sum is a serial chain of ~130 dependent additions, which cost
 // more than a whole 16-element row.
+// Two accumulator vectors (locals of SoftmaxRow: SVE vectors cannot be class members) of type RowSumD<D>.
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// Double lanes: acc0 sums the lower half of each vector of e, acc1 the upper half.
 template <class D>
-class RowSum {
- public:
-  explicit RowSum(D d) : sum0_(hn::Zero(dd_)), sum1_(hn::Zero(dd_)) { (void)d; }
-  void Add(hn::VFromD<D> e) {
-    const hn::Half<D> dh;
-    sum0_ = hn::Add(sum0_, hn::PromoteTo(dd_, hn::LowerHalf(dh, e)));
-    sum1_ = hn::Add(sum1_, hn::PromoteTo(dd_, hn::UpperHalf(dh, e)));
-  }
-  float Total() const { return static_cast<float>(hn::GetLane(hn::SumOfLanes(dd_, hn::Add(sum0_, sum1_)))); }
+using RowSumD = hn::Repartition<double, D>;
 
- private:
-  hn::Repartition<double, D> dd_;
-  hn::VFromD<hn::Repartition<double, D>> sum0_, sum1_;
-};
+template <class D, class VD>
+HWY_INLINE void RowSumAdd(D d, hn::VFromD<D> e, VD& acc0, VD& acc1) {
+  const RowSumD<D> dd;
+  const hn::Half<D> dh;
+  (void)d;
+  acc0 = hn::Add(acc0, hn::PromoteTo(dd, hn::LowerHalf(dh, e)));
+  acc1 = hn::Add(acc1, hn::PromoteTo(dd, hn::UpperHalf(dh, e)));
+}
+
+template <class D, class VD>
+HWY_INLINE float RowSumTotal(D d, VD acc0, VD acc1) {
+  (void)d;
+  const RowSumD<D> dd;
+  return static_cast<float>(hn::GetLane(hn::SumOfLanes(dd, hn::Add(acc0, acc1))));
+}
 #else
+// Float lanes: acc0 is the sum, acc1 its rounding error (2Sum).
 template <class D>
-class RowSum {
- public:
-  explicit RowSum(D d) : d_(d), sum_(hn::Zero(d)), compensation_(hn::Zero(d)) {}
-  void Add(hn::VFromD<D> e) {
-    const auto next = hn::Add(sum_, e);
-    const auto bb = hn::Sub(next, sum_);
-    compensation_ = hn::Add(compensation_, hn::Add(hn::Sub(sum_, hn::Sub(next, bb)), hn::Sub(e, bb)));
-    sum_ = next;
-  }
-  float Total() const {
-    HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
-    HWY_ALIGN float compensations[HWY_MAX_BYTES / sizeof(float)];
-    hn::Store(sum_, d_, sums);
-    hn::Store(compensation_, d_, compensations);
-    float sum = 0.0f, compensation = 0.0f;
-    for (size_t k = 0; k < hn::Lanes(d_); ++k) {
-      internal::AddCompensated(sums[k], sum, compensation);
-      compensation += compensations[k];
-    }
-    return sum + compensation;
-  }
+using RowSumD = D;
 
- private:
-  D d_;
-  hn::VFromD<D> sum_, compensation_;
-};
+template <class D, class V>
+HWY_INLINE void RowSumAdd(D d, V e, V& acc0, V& acc1) {
+  (void)d;
+  const V next = hn::Add(acc0, e);
+  const V bb = hn::Sub(next, acc0);
+  acc1 = hn::Add(acc1, hn::Add(hn::Sub(acc0, hn::Sub(next, bb)), hn::Sub(e, bb)));
+  acc0 = next;
+}
+
+template <class D, class V>
+HWY_INLINE float RowSumTotal(D d, V acc0, V acc1) {
+  HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN float compensations[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(acc0, d, sums);
+  hn::Store(acc1, d, compensations);
+  float sum = 0.0f, compensation = 0.0f;
+  for (size_t k = 0; k < hn::Lanes(d); ++k) {
+    internal::AddCompensated(sums[k], sum, compensation);
+    compensation += compensations[k];
+  }
+  return sum + compensation;
+}
 #endif
 
 // e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar).
@@ -117,20 +121,21 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
 
   const auto neg_m = hn::Set(d, -m);
-  RowSum<decltype(d)> sum(d);
+  const RowSumD<decltype(d)> ds;
+  auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
     const auto e0 = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
     const auto e1 = ExpMinusMax(d, hn::LoadU(d, in + j + N), neg_m);
     hn::StoreU(e0, d, out + j);
     hn::StoreU(e1, d, out + j + N);
-    sum.Add(e0);
-    sum.Add(e1);
+    RowSumAdd(d, e0, acc0, acc1);
+    RowSumAdd(d, e1, acc0, acc1);
   }
   for (; j + N <= n; j += N) {
     const auto e = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
     hn::StoreU(e, d, out + j);
-    sum.Add(e);
+    RowSumAdd(d, e, acc0, acc1);
   }
   if (j < n) {
     const size_t rest = n - j;
@@ -138,9 +143,9 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
     const auto x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, in + j, rest), hn::Set(d, -internal::kInfinity));
     const auto e = ExpMinusMax(d, x, neg_m);
     StoreTail(d, e, out + j, rest);
-    sum.Add(e);
+    RowSumAdd(d, e, acc0, acc1);
   }
-  const float total = sum.Total();
+  const float total = RowSumTotal(d, acc0, acc1);
   if (total != total) return internal::FillRow(out, n, internal::kQuietNaN);  // a NaN below a finite max
 
   const auto vtotal = hn::Set(d, total);
