@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages given as arguments that are not installed yet (apt-get, as root or
-# through sudo). Installs nothing, and needs no network, when everything is present.
+# through sudo). Packages named <name>:arm64 enable the arm64 multiarch architecture first. Installs nothing,
+# and needs no network, when everything is present.
 set -euo pipefail
 missing=()
 for pkg in "$@"; do
@@ -11,6 +12,9 @@ sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "need root or sudo to install: ${missing[*]}" >&2; exit 1; }
   sudo="sudo"
+fi
+if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
 fi
 echo "Installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
