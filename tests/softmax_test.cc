@@ -106,7 +106,8 @@ TEST_P(SoftmaxTest, ManyRandomRows) {
       rows_tested += rows;
     }
   }
-  std::printf("%s: max softmax ULP error over %zu rows: %.3f\n", TargetName(GetParam()), rows_tested, max_ulp);
+  std::printf("%s: max softmax ULP error over %s rows: %.3f\n", TargetName(GetParam()),
+              std::to_string(rows_tested).c_str(), max_ulp);
   RecordProperty("max_ulp", std::to_string(max_ulp));
 }
 

@@ -7,11 +7,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#if EDGEATTN_TEST_THREADS
+#include <mutex>
+#endif
 #include <random>
 #include <string>
+#if EDGEATTN_TEST_THREADS
+#include <thread>
+#endif
 #include <vector>
 
 #include "edgeattn/edgeattn.hpp"
@@ -43,9 +50,13 @@ const Api& ScalarApi();
 const Api& SimdApi();
 
 // Test parameter: 0 is the scalar path; otherwise a Highway target bit, forced for the duration of the test.
+// Tests are instantiated for every compiled target, so that their names do not depend on the CPU, and skip
+// (visibly) on a CPU that lacks the target; loops over paths use SupportedPaths().
 using Path = int64_t;
 constexpr Path kScalarPath = 0;
-std::vector<Path> AllPaths();
+std::vector<Path> AllPaths();        // the scalar path and every compiled target, best first
+std::vector<Path> SupportedPaths();  // the scalar path and the compiled targets this CPU runs, best first
+bool CpuSupports(Path path);
 std::string PathName(const ::testing::TestParamInfo<Path>& info);
 const char* TargetName(Path target);
 
@@ -73,6 +84,30 @@ class ScopedTarget {
 edgeattn::AttentionDesc MakeDesc(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim,
                                  edgeattn::MaskKind mask = edgeattn::MaskKind::kNone, size_t num_heads = 1,
                                  size_t num_kv_heads = 0);
+
+// Runs fn(begin, end) on disjoint slices of [0, n), on all cores (inline where the build runs no threads).
+template <class Fn>
+void ParallelFor(size_t n, Fn fn);
+
+// A mutex for merging ParallelFor results, and its scope guard; nothing at all where the build runs no threads.
+#if EDGEATTN_TEST_THREADS
+using TestMutex = std::mutex;
+#else
+struct TestMutex {
+  void lock() {}
+  void unlock() {}
+};
+#endif
+class ScopedLock {
+ public:
+  explicit ScopedLock(TestMutex& m) : m_(m) { m_.lock(); }
+  ~ScopedLock() { m_.unlock(); }
+  ScopedLock(const ScopedLock&) = delete;
+  ScopedLock& operator=(const ScopedLock&) = delete;
+
+ private:
+  TestMutex& m_;
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // Random inputs. The seed is fresh each run, printed, and can be fixed with EDGEATTN_TEST_SEED=<n>.
@@ -126,6 +161,18 @@ inline uint32_t Bits(float f) {
 double UlpOf(double exact);
 // |got - exact| in ULPs of exact.
 double UlpError(float got, double exact);
+
+template <class Fn>
+void ParallelFor(size_t n, Fn fn) {
+#if EDGEATTN_TEST_THREADS
+  const size_t workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w) threads.emplace_back(fn, n * w / workers, n * (w + 1) / workers);
+  for (std::thread& t : threads) t.join();
+#else
+  fn(size_t{0}, n);
+#endif
+}
 
 }  // namespace edgeattn_test
 
