@@ -1,154 +1,242 @@
-// Scalar path vs SIMD path for every kernel, in one run (the ratio is what to read; absolute times on a shared
-// machine move). The full suite with peers, roofline and report is the benchmark issue's work.
-#include <benchmark/benchmark.h>
-
+// edgeattn's benchmarks: the scalar path and the SIMD path of every kernel on the suite's cases
+// (bench_util.h), each result checked against the double reference before it is timed.
+#include <algorithm>
 #include <cmath>
-#include <random>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "bench/bench_util.h"
 #include "edgeattn/edgeattn.hpp"
 
+#if !EDGEATTN_BENCH_STATIC_DISPATCH
+#include "hwy/targets.h"
+#endif
+
+namespace edgeattn_bench {
 namespace {
 
 using edgeattn::Status;
 
-std::vector<float> RandomVector(size_t n, float lo, float hi, unsigned seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(engine);
-  return v;
+// One of edgeattn's paths: the scalar path, the dispatched SIMD path, or the SIMD path forced to one target.
+struct Path {
+  std::string name;
+  bool scalar;
+  int64_t target;  // 0: whatever dispatch chooses
+};
+
+class ScopedPath {
+ public:
+  explicit ScopedPath(const Path& path) : forced_(path.target != 0) {
+#if !EDGEATTN_BENCH_STATIC_DISPATCH
+    if (forced_) hwy::SetSupportedTargetsForTest(path.target);
+#endif
+  }
+  ~ScopedPath() {
+#if !EDGEATTN_BENCH_STATIC_DISPATCH
+    if (forced_) hwy::SetSupportedTargetsForTest(0);
+#endif
+  }
+  ScopedPath(const ScopedPath&) = delete;
+  ScopedPath& operator=(const ScopedPath&) = delete;
+
+ private:
+  bool forced_;
+};
+
+std::vector<Path> Paths() {
+  std::vector<Path> paths = {{"scalar", true, 0}, {"simd", false, 0}};
+  const char* env = std::getenv("EDGEATTN_BENCH_TARGETS");
+  if (env != nullptr && std::strcmp(env, "all") == 0) {
+#if EDGEATTN_BENCH_STATIC_DISPATCH
+    std::printf("EDGEATTN_BENCH_TARGETS=all: a static-dispatch build has only its one target\n");
+#else
+    for (int64_t t : hwy::SupportedAndGeneratedTargets()) {
+      paths.push_back({std::string("simd:") + hwy::TargetName(t), false, t});
+    }
+#endif
+  }
+  return paths;
 }
 
-void Check(Status s, benchmark::State& state) {
-  if (s != Status::kOk) state.SkipWithError(edgeattn::StatusString(s));
+bool Ok(benchmark::State& state, Status s) {
+  if (s == Status::kOk) return true;
+  state.SkipWithError(edgeattn::StatusString(s));
+  return false;
 }
 
-template <bool kScalar>
-void BM_Dot(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  const std::vector<float> a = RandomVector(n, -1, 1, 1), b = RandomVector(n, -1, 1, 2);
+void Attention(benchmark::State& state, const Path& path, const AttentionShape& shape) {
+  ScopedPath scoped(path);
+  const AttentionInputs in(shape.len, shape.dim);
+  edgeattn::AttentionDesc desc;
+  desc.q_len = desc.kv_len = shape.len;
+  desc.head_dim = desc.value_dim = shape.dim;
+  desc.mask = shape.causal ? edgeattn::MaskKind::kCausal : edgeattn::MaskKind::kNone;
+  std::vector<float> out(shape.len * shape.dim);
+  std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
+  auto run = [&] {
+    return path.scalar
+               ? edgeattn::scalar::Attention(desc, in.q.data(), in.k.data(), in.v.data(), out.data(), ws.data(),
+                                             ws.size())
+               : edgeattn::Attention(desc, in.q.data(), in.k.data(), in.v.data(), out.data(), ws.data(), ws.size());
+  };
+  if (!Ok(state, run())) return;
+  TimeIfRight(state, AttentionError(in, shape.causal, out.data()), kAttentionTolerance, run,
+              AttentionFlops(shape.len, shape.dim, shape.causal), 0, 0);
+}
+
+// The compile-time-shape API on the seeds' shape and one model-sized shape.
+template <size_t L, size_t D, edgeattn::MaskKind kMask>
+void FixedAttention(benchmark::State& state, const Path& path) {
+  static edgeattn::FixedAttention<L, L, D, D, 1, 1, kMask> attention;
+  static float q[L][D], k[L][D], v[L][D], out[L][D];
+  const AttentionInputs in(L, D);
+  std::memcpy(q, in.q.data(), sizeof(q));
+  std::memcpy(k, in.k.data(), sizeof(k));
+  std::memcpy(v, in.v.data(), sizeof(v));
+  ScopedPath scoped(path);
+  auto run = [&] { return path.scalar ? attention.RunScalar(q, k, v, out) : attention.Run(q, k, v, out); };
+  if (!Ok(state, run())) return;
+  const bool causal = kMask == edgeattn::MaskKind::kCausal;
+  TimeIfRight(state, AttentionError(in, causal, &out[0][0]), kAttentionTolerance, run, AttentionFlops(L, D, causal), 0,
+              0);
+}
+
+void Decode(benchmark::State& state, const Path& path, const DecodeShape& shape) {
+  ScopedPath scoped(path);
+  const DecodeInputs in(shape);
+  edgeattn::AttentionDesc desc;
+  desc.q_len = 1;
+  desc.kv_len = shape.keys;
+  desc.head_dim = desc.value_dim = shape.dim;
+  std::vector<float> out(shape.dim);
+  std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
+  size_t i = 0;
+  auto run = [&](size_t copy) {
+    return path.scalar
+               ? edgeattn::scalar::Attention(desc, in.q.data(), in.K(copy), in.V(copy), out.data(), ws.data(),
+                                             ws.size())
+               : edgeattn::Attention(desc, in.q.data(), in.K(copy), in.V(copy), out.data(), ws.data(), ws.size());
+  };
+  if (!Ok(state, run(0))) return;
+  TimeIfRight(
+      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { return run(++i); }, DecodeFlops(shape),
+      DecodeBytes(shape), 0);
+}
+
+void Softmax(benchmark::State& state, const Path& path, size_t n) {
+  ScopedPath scoped(path);
+  const std::vector<float> in = Random(n, -10, 10, 301);
+  std::vector<float> out(n);
+  auto run = [&] {
+    return path.scalar ? edgeattn::scalar::Softmax(in.data(), out.data(), 1, n)
+                       : edgeattn::Softmax(in.data(), out.data(), 1, n);
+  };
+  if (!Ok(state, run())) return;
+  TimeIfRight(state, SoftmaxError(in, out.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
+}
+
+void Exp(benchmark::State& state, const Path& path) {
+  ScopedPath scoped(path);
+  const std::vector<float> in = Random(kExpSize, -87, 0, 401);
+  std::vector<float> out(kExpSize);
+  auto run = [&] {
+    return path.scalar ? edgeattn::scalar::Exp(in.data(), out.data(), kExpSize)
+                       : edgeattn::Exp(in.data(), out.data(), kExpSize);
+  };
+  if (!Ok(state, run())) return;
+  TimeIfRight(state, ExpError(in, out.data()), kExpTolerance, run, 0, 0, static_cast<double>(kExpSize));
+}
+
+void Dot(benchmark::State& state, const Path& path, size_t n) {
+  ScopedPath scoped(path);
+  const std::vector<float> a = Random(n, -1, 1, 501), b = Random(n, -1, 1, 502);
   float r = 0;
   for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::Dot(a.data(), b.data(), n, &r) : edgeattn::Dot(a.data(), b.data(), n, &r), state);
+    benchmark::DoNotOptimize(path.scalar ? edgeattn::scalar::Dot(a.data(), b.data(), n, &r)
+                                         : edgeattn::Dot(a.data(), b.data(), n, &r));
     benchmark::DoNotOptimize(r);
   }
-  state.counters["ns/elem"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  SetCounters(state, 2.0 * static_cast<double>(n), 2.0 * static_cast<double>(n * sizeof(float)),
+              static_cast<double>(n));
 }
 
-template <bool kScalar>
-void BM_Exp(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  const std::vector<float> in = RandomVector(n, -87, 0, 3);
-  std::vector<float> out(n);
+void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
+  ScopedPath scoped(path);
+  const LinearInputs in(s);
+  std::vector<float> y(s.rows * s.out);
+  auto run = [&] {
+    return path.scalar ? edgeattn::scalar::Linear(in.x.data(), s.rows, s.in, in.w.data(), in.b.data(), s.out, y.data())
+                       : edgeattn::Linear(in.x.data(), s.rows, s.in, in.w.data(), in.b.data(), s.out, y.data());
+  };
+  if (!Ok(state, run())) return;
+  TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(s), 0, 0);
+}
+
+void PositionalEncoding(benchmark::State& state, const Path& path, size_t seq, size_t dim) {
+  ScopedPath scoped(path);
+  std::vector<float> x(seq * dim, 0.0f);
   for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::Exp(in.data(), out.data(), n) : edgeattn::Exp(in.data(), out.data(), n), state);
+    benchmark::DoNotOptimize(path.scalar ? edgeattn::scalar::AddPositionalEncoding(x.data(), seq, dim, 0)
+                                         : edgeattn::AddPositionalEncoding(x.data(), seq, dim, 0));
     benchmark::ClobberMemory();
   }
-  state.counters["ns/elem"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  SetCounters(state, 0, 0, static_cast<double>(seq * dim));
 }
-
-template <bool kScalar>
-void BM_Softmax(benchmark::State& state) {
-  const size_t n = static_cast<size_t>(state.range(0));
-  const std::vector<float> in = RandomVector(n, -10, 10, 4);
-  std::vector<float> out(n);
-  for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::Softmax(in.data(), out.data(), 1, n)
-                  : edgeattn::Softmax(in.data(), out.data(), 1, n),
-          state);
-    benchmark::ClobberMemory();
-  }
-  state.counters["ns/elem"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
-}
-
-template <bool kScalar, bool kCausal>
-void BM_Attention(benchmark::State& state) {
-  const size_t l = static_cast<size_t>(state.range(0)), d = static_cast<size_t>(state.range(1));
-  edgeattn::AttentionDesc desc;
-  desc.q_len = desc.kv_len = l;
-  desc.head_dim = desc.value_dim = d;
-  desc.mask = kCausal ? edgeattn::MaskKind::kCausal : edgeattn::MaskKind::kNone;
-  const std::vector<float> q = RandomVector(l * d, -1, 1, 5), k = RandomVector(l * d, -1, 1, 6),
-                           v = RandomVector(l * d, -1, 1, 7);
-  std::vector<float> out(l * d);
-  std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
-  for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::Attention(desc, q.data(), k.data(), v.data(), out.data(), ws.data(), ws.size())
-                  : edgeattn::Attention(desc, q.data(), k.data(), v.data(), out.data(), ws.data(), ws.size()),
-          state);
-    benchmark::ClobberMemory();
-  }
-  // 4*L*L*d flops (Q K^T and P V, a multiply and an add each), counted in full for causal too.
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(4.0 * static_cast<double>(l * l * d), benchmark::Counter::kIsIterationInvariantRate);
-}
-
-template <bool kScalar>
-void BM_Linear(benchmark::State& state) {
-  const size_t rows = static_cast<size_t>(state.range(0)), in = static_cast<size_t>(state.range(1)),
-               out_f = static_cast<size_t>(state.range(2));
-  const std::vector<float> x = RandomVector(rows * in, -1, 1, 8), w = RandomVector(in * out_f, -1, 1, 9),
-                           b = RandomVector(out_f, -1, 1, 10);
-  std::vector<float> y(rows * out_f);
-  for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::Linear(x.data(), rows, in, w.data(), b.data(), out_f, y.data())
-                  : edgeattn::Linear(x.data(), rows, in, w.data(), b.data(), out_f, y.data()),
-          state);
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * static_cast<double>(rows * in * out_f), benchmark::Counter::kIsIterationInvariantRate);
-}
-
-template <bool kScalar>
-void BM_PositionalEncoding(benchmark::State& state) {
-  const size_t seq = static_cast<size_t>(state.range(0)), d = static_cast<size_t>(state.range(1));
-  std::vector<float> x(seq * d, 0.0f);
-  for (auto _ : state) {
-    Check(kScalar ? edgeattn::scalar::AddPositionalEncoding(x.data(), seq, d, 0)
-                  : edgeattn::AddPositionalEncoding(x.data(), seq, d, 0),
-          state);
-    benchmark::ClobberMemory();
-  }
-}
-
-template <bool kScalar>
-void BM_FixedAttentionSeedShape(benchmark::State& state) {
-  static edgeattn::FixedAttention<4, 4, 8, 8, 1, 1, edgeattn::MaskKind::kCausal> attention;
-  static float q[4][8], k[4][8], v[4][8], out[4][8];
-  const std::vector<float> r = RandomVector(96, -1, 1, 11);
-  for (int i = 0; i < 32; ++i) (&q[0][0])[i] = r[i], (&k[0][0])[i] = r[32 + i], (&v[0][0])[i] = r[64 + i];
-  for (auto _ : state) {
-    Check(kScalar ? attention.RunScalar(q, k, v, out) : attention.Run(q, k, v, out), state);
-    benchmark::ClobberMemory();
-  }
-}
-
-BENCHMARK_TEMPLATE(BM_Dot, true)->Name("dot/scalar")->Arg(64)->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Dot, false)->Name("dot/simd")->Arg(64)->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Exp, true)->Name("exp/scalar")->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Exp, false)->Name("exp/simd")->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Softmax, true)->Name("softmax/scalar")->Arg(16)->Arg(256)->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Softmax, false)->Name("softmax/simd")->Arg(16)->Arg(256)->Arg(4096);
-BENCHMARK_TEMPLATE(BM_Attention, true, false)->Name("attention/scalar")->Args({4, 8})->Args({64, 64})->Args({256, 64});
-BENCHMARK_TEMPLATE(BM_Attention, false, false)->Name("attention/simd")->Args({4, 8})->Args({64, 64})->Args({256, 64});
-BENCHMARK_TEMPLATE(BM_Attention, true, true)->Name("attention_causal/scalar")->Args({256, 64});
-BENCHMARK_TEMPLATE(BM_Attention, false, true)->Name("attention_causal/simd")->Args({256, 64});
-BENCHMARK_TEMPLATE(BM_Linear, true)->Name("linear/scalar")->Args({16, 256, 256});
-BENCHMARK_TEMPLATE(BM_Linear, false)->Name("linear/simd")->Args({16, 256, 256});
-BENCHMARK_TEMPLATE(BM_PositionalEncoding, true)->Name("positional_encoding/scalar")->Args({64, 256});
-BENCHMARK_TEMPLATE(BM_PositionalEncoding, false)->Name("positional_encoding/simd")->Args({64, 256});
-BENCHMARK_TEMPLATE(BM_FixedAttentionSeedShape, true)->Name("fixed_attention_4x4x8/scalar");
-BENCHMARK_TEMPLATE(BM_FixedAttentionSeedShape, false)->Name("fixed_attention_4x4x8/simd");
 
 }  // namespace
 
+void RegisterEdgeattn() {
+  for (const Path& p : Paths()) {
+    for (size_t n : {256, 4096}) {
+      Register("dot/n=" + std::to_string(n), p.name, [p, n](benchmark::State& s) { Dot(s, p, n); });
+    }
+    Register("exp/n=" + std::to_string(kExpSize), p.name, [p](benchmark::State& s) { Exp(s, p); });
+    for (size_t n : SoftmaxSizes()) {
+      Register("softmax/n=" + std::to_string(n), p.name, [p, n](benchmark::State& s) { Softmax(s, p, n); });
+    }
+    for (const AttentionShape& shape : AttentionShapes()) {
+      Register(shape.Name(), p.name, [p, shape](benchmark::State& s) { Attention(s, p, shape); });
+    }
+    Register("fixed_attention/L=4,d=8", p.name,
+             [p](benchmark::State& s) { FixedAttention<4, 8, edgeattn::MaskKind::kNone>(s, p); });
+    Register("fixed_attention_causal/L=4,d=8", p.name,
+             [p](benchmark::State& s) { FixedAttention<4, 8, edgeattn::MaskKind::kCausal>(s, p); });
+    Register("fixed_attention/L=16,d=64", p.name,
+             [p](benchmark::State& s) { FixedAttention<16, 64, edgeattn::MaskKind::kNone>(s, p); });
+    for (const DecodeShape& shape : DecodeShapes()) {
+      Register(shape.Name(), p.name, [p, shape](benchmark::State& s) { Decode(s, p, shape); });
+    }
+    for (const LinearShape& shape : LinearShapes()) {
+      Register(shape.Name(), p.name, [p, shape](benchmark::State& s) { Linear(s, p, shape); });
+    }
+    Register("positional_encoding/seq=64,d=256", p.name,
+             [p](benchmark::State& s) { PositionalEncoding(s, p, 64, 256); });
+  }
+}
+
+}  // namespace edgeattn_bench
+
 int main(int argc, char** argv) {
+  // Peers run single-threaded. OpenMP (oneDNN) and OpenBLAS read these variables when they are loaded, before
+  // main, so when they are missing the program sets them and starts itself again.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr || std::getenv("OPENBLAS_NUM_THREADS") == nullptr) {
+    setenv("OMP_NUM_THREADS", "1", 0);
+    setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
+  }
   std::printf("edgeattn %s, SIMD target %s\n", edgeattn::Version(), edgeattn::SimdTarget());
+  benchmark::AddCustomContext("edgeattn_simd_target", edgeattn::SimdTarget());
+  edgeattn_bench::RegisterCalibration();
+  edgeattn_bench::RegisterEdgeattn();
+  edgeattn_bench::RegisterEigen();
+  edgeattn_bench::RegisterOpenBlas();
+  edgeattn_bench::RegisterOneDnn();
+  edgeattn_bench::RegisterXnnpack();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
-# Builds and runs the microbenchmarks (scalar path vs SIMD path of every kernel) on this machine: installs
-# what a fresh Debian/Ubuntu machine lacks, then uses the host-release preset. Extra arguments go to the
-# benchmark binary (e.g. --benchmark_filter=softmax).
+# Builds and runs the benchmark suite on this machine and prints its summary table: edgeattn's scalar and SIMD
+# paths, the peer libraries (Eigen, OpenBLAS, oneDNN, XNNPACK) and this core's measured limits. Installs what a
+# fresh Debian/Ubuntu machine lacks first. Writes build/bench-report/{results.json,summary.json,chart.png}.
+#   scripts/bench.sh                 short mode (a few minutes)
+#   scripts/bench.sh --full          every case with more repetitions
+#   scripts/bench.sh --filter REGEX  only the benchmarks whose name matches (e.g. 'softmax|decode_hot')
+# bench/README.md explains the table and the chart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh ca-certificates cmake ninja-build g++ binutils libhwy-dev libgtest-dev googletest \
-  libbenchmark-dev
+mode=short
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --full) mode=full ;;
+    --filter) args+=(--filter "$2"); shift ;;
+    *) echo "unknown argument: $1 (see the comment at the top of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+scripts/install-deps.sh ca-certificates cmake ninja-build g++ binutils python3 python3-matplotlib libhwy-dev \
+  libgtest-dev googletest libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libxnnpack-dev \
+  libpthreadpool-dev util-linux
 cmake --preset host-release >/dev/null
 cmake --build --preset host-release --target edgeattn_bench
-# One core, repeated, medians: the machine may be shared; read ratios, not absolute times.
-runner=()
-command -v taskset >/dev/null && runner=(taskset -c 0)
-"${runner[@]}" build/host-release/bench/edgeattn_bench --benchmark_repetitions=5 \
-  --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 "$@"
+# Debian's python3, which sees python3-matplotlib, even where another python3 comes first on PATH.
+python=python3
+[ -x /usr/bin/python3 ] && python=/usr/bin/python3
+"$python" bench/report.py --binary build/host-release/bench/edgeattn_bench --mode "$mode" \
+  --out build/bench-report "${args[@]}"

@@ -1,0 +1,138 @@
+// Shared pieces of the benchmark suite: the cases, their inputs, double-precision references, the correctness
+// check every implementation passes before it is timed, and the naming and counters the report reads.
+//
+// Every benchmark is named "<case>/<implementation>", e.g. "attention/L=64,d=64/simd" or
+// "softmax/n=256/xnnpack". Implementations: "scalar" and "simd" (edgeattn's two paths; "simd:<TARGET>" for each
+// compiled target when EDGEATTN_BENCH_TARGETS=all), and one name per peer library. Each benchmark sets plain
+// counters with its per-call work ("flops", "bytes", "elements") and the rate counters GFLOP/s, GB/s, ns/elem.
+#ifndef EDGEATTN_BENCH_BENCH_UTIL_H_
+#define EDGEATTN_BENCH_BENCH_UTIL_H_
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace edgeattn_bench {
+
+// ---- Cases (identical inputs for every implementation: generated from fixed seeds).
+struct AttentionShape {
+  size_t len;  // L = Lq = Lk
+  size_t dim;  // d = d_k = d_v
+  bool causal;
+  std::string Name() const;  // "attention/L=64,d=64" or "attention_causal/..."
+};
+std::vector<AttentionShape> AttentionShapes();  // L in {4,16,64,256,1024} x d in {64,128}, and L=4, d=8
+
+struct DecodeShape {
+  size_t keys;  // n cached keys, one query
+  size_t dim;
+  bool cold;                 // rotate through a pool of caches larger than the last-level cache
+  std::string Name() const;  // "decode_hot/n=1024,d=64"
+};
+std::vector<DecodeShape> DecodeShapes();  // n in {128,1024,4096} x d in {64,128} x {hot, cold}
+
+std::vector<size_t> SoftmaxSizes();  // {16, 64, 256, 1024, 4096}
+constexpr size_t kExpSize = 4096;    // exp over 4096 floats in [-87, 0]
+struct LinearShape {
+  size_t rows, in, out;
+  std::string Name() const;
+};
+std::vector<LinearShape> LinearShapes();
+
+// ---- Inputs.
+std::vector<float> Random(size_t n, float lo, float hi, uint32_t seed);
+
+struct AttentionInputs {
+  explicit AttentionInputs(size_t len, size_t dim);
+  size_t len, dim;
+  float scale;                 // 1/sqrt(d)
+  std::vector<float> q, k, v;  // [len][dim] each
+};
+
+struct LinearInputs {
+  explicit LinearInputs(const LinearShape& shape);
+  LinearShape shape;
+  std::vector<float> x, w, b;  // [rows][in], [in][out], [out]
+};
+
+// K and V caches for decode: `copies` copies of [keys][dim] each, back to back (1 copy when hot).
+struct DecodeInputs {
+  explicit DecodeInputs(const DecodeShape& shape);
+  size_t keys, dim, copies;
+  float scale;
+  std::vector<float> q, k, v;
+  const float* K(size_t i) const { return k.data() + (i % copies) * keys * dim; }
+  const float* V(size_t i) const { return v.data() + (i % copies) * keys * dim; }
+};
+
+// ---- Double-precision references and the check.
+std::vector<double> ReferenceAttention(const float* q, const float* k, const float* v, size_t lq, size_t lk, size_t dim,
+                                       float scale, bool causal);
+std::vector<double> ReferenceSoftmax(const float* in, size_t rows, size_t cols);
+std::vector<double> ReferenceLinear(const float* x, size_t rows, size_t in, const float* w, const float* b, size_t out);
+// max over rows of ||got - ref||_2 / ||ref||_2 (absolute where the row of ref is 0).
+double MaxRelativeRowError(const float* got, const std::vector<double>& ref, size_t rows, size_t cols);
+// A result farther than `tolerance` is wrong: the benchmark is skipped with an error naming the error, so the
+// report lists the implementation as wrong instead of timing it. Returns whether the result is right.
+bool CheckResult(benchmark::State& state, double error, double tolerance);
+constexpr double kAttentionTolerance = 1e-4;  // relative L2 per row; float GEMMs are far inside it
+constexpr double kLinearTolerance = 1e-5;
+constexpr double kSoftmaxTolerance = 1e-5;
+constexpr double kExpTolerance = 1e-5;
+
+// The causal mask as the peers apply it: -inf over the strictly upper triangle of the full score matrix.
+void MaskAboveDiagonal(float* scores, size_t len);
+
+// Distance of one call's output from the double reference of a suite case.
+double AttentionError(const AttentionInputs& in, bool causal, const float* out);  // [len][dim]
+double DecodeError(const DecodeInputs& in, const float* out);                     // [dim], for copy 0
+double SoftmaxError(const std::vector<float>& in, const float* out);              // one row
+double ExpError(const std::vector<float>& in, const float* out);                  // max relative error
+double LinearError(const LinearInputs& in, const float* y);                       // [rows][out]
+
+// ---- Registration and counters.
+using BenchFn = std::function<void(benchmark::State&)>;
+void Register(const std::string& case_name, const std::string& impl, BenchFn fn);
+void SetCounters(benchmark::State& state, double flops, double bytes, double elements);
+// Flops of attention as counted everywhere in this suite: 4*d per (query, key) pair that is computed (2*d for
+// the score, 2*d for P.V). Causal counts the pairs on and below the diagonal only: L(L+1)/2.
+double AttentionFlops(size_t len, size_t dim, bool causal);
+
+double DecodeFlops(const DecodeShape& shape);
+double LinearFlops(const LinearShape& shape);
+double DecodeBytes(const DecodeShape& shape);  // K and V, read once
+
+// The common tail of every benchmark, after one call whose result is `error` away from the reference: a wrong
+// result is reported and not timed; a right one is timed by calling `run` and gets the counters.
+template <typename Run>
+void TimeIfRight(benchmark::State& state, double error, double tolerance, Run&& run, double flops, double bytes,
+                 double elements) {
+  if (!CheckResult(state, error, tolerance)) return;
+  for (auto _ : state) {
+    if constexpr (std::is_void_v<decltype(run())>) {
+      run();
+    } else {
+      benchmark::DoNotOptimize(run());
+    }
+    benchmark::ClobberMemory();
+  }
+  SetCounters(state, flops, bytes, elements);
+}
+
+// Peer libraries register their benchmarks through these (each compiled only when its package is found).
+void RegisterEigen();
+void RegisterOpenBlas();
+void RegisterOneDnn();
+void RegisterXnnpack();
+// edgeattn's own benchmarks and the calibration of this core's limits.
+void RegisterEdgeattn();
+void RegisterCalibration();
+
+}  // namespace edgeattn_bench
+
+#endif  // EDGEATTN_BENCH_BENCH_UTIL_H_

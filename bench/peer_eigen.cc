@@ -1,0 +1,117 @@
+// Peer: Eigen 3 (libeigen3-dev), what a hand-written Eigen attention looks like: S = Q Kᵀ · scale as a matrix
+// product, the causal mask written as -inf over the full S, a row softmax with Eigen's vectorised exp, O = P V.
+// Single-threaded (Eigen uses threads only with OpenMP, which this build does not enable).
+#include "bench/bench_util.h"
+
+#if EDGEATTN_BENCH_HAVE_EIGEN
+#include <Eigen/Dense>
+#include <limits>
+
+namespace edgeattn_bench {
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMatrix>;
+
+// Row softmax in place.
+void SoftmaxRows(RowMatrix& s) {
+  const Eigen::VectorXf max = s.rowwise().maxCoeff();
+  s = (s.colwise() - max).array().exp().matrix();
+  const Eigen::VectorXf inv = s.rowwise().sum().cwiseInverse();
+  s = inv.asDiagonal() * s;
+}
+
+void Attention(benchmark::State& state, const AttentionShape& shape) {
+  const AttentionInputs in(shape.len, shape.dim);
+  const ConstMap q(in.q.data(), shape.len, shape.dim), k(in.k.data(), shape.len, shape.dim),
+      v(in.v.data(), shape.len, shape.dim);
+  RowMatrix s(shape.len, shape.len), out(shape.len, shape.dim);
+  auto run = [&] {
+    s.noalias() = (q * in.scale) * k.transpose();
+    if (shape.causal) {
+      s.triangularView<Eigen::StrictlyUpper>().setConstant(-std::numeric_limits<float>::infinity());
+    }
+    SoftmaxRows(s);
+    out.noalias() = s * v;
+  };
+  run();
+  TimeIfRight(state, AttentionError(in, shape.causal, out.data()), kAttentionTolerance, run,
+              AttentionFlops(shape.len, shape.dim, shape.causal), 0, 0);
+}
+
+void Decode(benchmark::State& state, const DecodeShape& shape) {
+  const DecodeInputs in(shape);
+  const Eigen::Map<const Eigen::VectorXf> q(in.q.data(), shape.dim);
+  Eigen::VectorXf s(shape.keys), out(shape.dim);
+  size_t i = 0;
+  auto run = [&](size_t copy) {
+    const ConstMap k(in.K(copy), shape.keys, shape.dim), v(in.V(copy), shape.keys, shape.dim);
+    s.noalias() = k * (q * in.scale);
+    s = (s.array() - s.maxCoeff()).exp().matrix();
+    s /= s.sum();
+    out.noalias() = v.transpose() * s;
+  };
+  run(0);
+  TimeIfRight(
+      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { run(++i); }, DecodeFlops(shape),
+      DecodeBytes(shape), 0);
+}
+
+void Softmax(benchmark::State& state, size_t n) {
+  const std::vector<float> in = Random(n, -10, 10, 301);
+  const Eigen::Map<const Eigen::ArrayXf> x(in.data(), static_cast<Eigen::Index>(n));
+  Eigen::ArrayXf y(n);
+  auto run = [&] {
+    y = (x - x.maxCoeff()).exp();
+    y /= y.sum();
+  };
+  run();
+  TimeIfRight(state, SoftmaxError(in, y.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
+}
+
+void Exp(benchmark::State& state) {
+  const std::vector<float> in = Random(kExpSize, -87, 0, 401);
+  const Eigen::Map<const Eigen::ArrayXf> x(in.data(), kExpSize);
+  Eigen::ArrayXf y(kExpSize);
+  auto run = [&] { y = x.exp(); };
+  run();
+  TimeIfRight(state, ExpError(in, y.data()), kExpTolerance, run, 0, 0, static_cast<double>(kExpSize));
+}
+
+void Linear(benchmark::State& state, const LinearShape& sh) {
+  const LinearInputs in(sh);
+  const ConstMap x(in.x.data(), sh.rows, sh.in), w(in.w.data(), sh.in, sh.out);
+  const Eigen::Map<const Eigen::RowVectorXf> b(in.b.data(), sh.out);
+  RowMatrix y(sh.rows, sh.out);
+  auto run = [&] {
+    y.noalias() = x * w;
+    y.rowwise() += b;
+  };
+  run();
+  TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(sh), 0, 0);
+}
+
+}  // namespace
+
+void RegisterEigen() {
+  for (const AttentionShape& shape : AttentionShapes()) {
+    Register(shape.Name(), "eigen", [shape](benchmark::State& s) { Attention(s, shape); });
+  }
+  for (const DecodeShape& shape : DecodeShapes()) {
+    Register(shape.Name(), "eigen", [shape](benchmark::State& s) { Decode(s, shape); });
+  }
+  for (size_t n : SoftmaxSizes()) {
+    Register("softmax/n=" + std::to_string(n), "eigen", [n](benchmark::State& s) { Softmax(s, n); });
+  }
+  Register("exp/n=" + std::to_string(kExpSize), "eigen", Exp);
+  for (const LinearShape& shape : LinearShapes()) {
+    Register(shape.Name(), "eigen", [shape](benchmark::State& s) { Linear(s, shape); });
+  }
+}
+
+}  // namespace edgeattn_bench
+#else
+namespace edgeattn_bench {
+void RegisterEigen() {}
+}  // namespace edgeattn_bench
+#endif

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Runs the benchmark suite and prints its summary table; writes the raw results (JSON) and a chart (PNG).
+
+  report.py --binary build/host-release/bench/edgeattn_bench [--mode short|full] [--out DIR] [--filter REGEX]
+  report.py --from-json DIR/results.json [--out DIR]      (table and chart from an earlier run)
+  report.py --compare A/results.json B/results.json         (did any verdict change between two runs?)
+
+One row per case: scalar and SIMD time per call (medians), SIMD/scalar speedup, the fastest peer library that
+computed the right answer, edgeattn's speedup over it, and the SIMD path's share of this core's limit (measured
+by the calibrate/* benchmarks of the same run). bench/README.md explains the columns and the chart.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+MODES = {
+    # repetitions, minimum time per repetition (s), warm-up (s)
+    "short": (5, 0.02, 0.01),
+    "full": (9, 0.3, 0.1),
+}
+L2_BYTES = 1 << 20  # working sets up to this size are judged against the L2 bandwidth, larger hot ones against L3
+
+
+def run_suite(binary, mode, out_dir, regex):
+    reps, min_time, warmup = MODES[mode]
+    raw = out_dir / "results.json"
+    cmd = [str(binary), f"--benchmark_repetitions={reps}", f"--benchmark_min_time={min_time}",
+           f"--benchmark_min_warmup_time={warmup}", "--benchmark_report_aggregates_only=true",
+           f"--benchmark_out={raw}", "--benchmark_out_format=json",
+           # Repetitions spread over the whole run: a burst of noise from a neighbour on a shared machine then
+           # hits one repetition of many cases instead of every repetition of one, and the median drops it.
+           "--benchmark_enable_random_interleaving=true"]
+    if regex:
+        cmd.append(f"--benchmark_filter={regex}")
+    # One core, away from core 0 where the kernel handles most interrupts, when there is more than one.
+    if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
+        cmd = ["taskset", "-c", str((os.cpu_count() or 1) - 1)] + cmd
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    print(f"running the {mode} suite: {' '.join(cmd)}", file=sys.stderr)
+    with open(out_dir / "benchmark.log", "w") as log:
+        subprocess.run(cmd, check=True, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return raw
+
+
+def load(raw):
+    """{(case, impl): entry} from Google Benchmark's JSON (medians; an error entry stands for its benchmark)."""
+    data = json.loads(pathlib.Path(raw).read_text())
+    results = {}
+    for b in data["benchmarks"]:
+        name = re.sub(r"/real_time$", "", b.get("run_name", b["name"]))
+        case, _, impl = name.rpartition("/")
+        order = b.get("family_index", len(results))  # registration order (the run itself is interleaved)
+        if b.get("error_occurred"):
+            results[(case, impl)] = {"error": b.get("error_message", "error"), "order": order}
+        elif b.get("aggregate_name", "median") == "median" and b.get("run_type") in ("aggregate", None, "iteration"):
+            scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
+            results[(case, impl)] = {"seconds": b["real_time"] * scale, "flops": b.get("flops", 0.0),
+                                     "bytes": b.get("bytes", 0.0), "elements": b.get("elements", 0.0),
+                                     "order": order}
+    return data.get("context", {}), results
+
+
+def limits(results):
+    def rate(case, key):
+        r = results.get((case, "limit"))
+        return r[key] / r["seconds"] if r and "seconds" in r and r[key] else None
+    return {"flops": rate("calibrate/fma_peak", "flops"), "l2": rate("calibrate/read_l2", "bytes"),
+            "l3": rate("calibrate/read_l3", "bytes"), "dram": rate("calibrate/read_dram", "bytes")}
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= f:
+            return f"{s / f:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def percent_of_limit(case, r, lim):
+    """The SIMD path's share of the limit that applies to the case, and which limit that is."""
+    if case.startswith("decode_"):
+        hot_limit = ("l2", lim["l2"]) if r["bytes"] <= L2_BYTES else ("l3", lim["l3"])
+        which, bw = ("dram", lim["dram"]) if case.startswith("decode_cold") else hot_limit
+        return (100.0 * r["bytes"] / r["seconds"] / bw, which) if bw else (None, which)
+    if r["flops"] and lim["flops"] and not case.startswith("dot/"):  # dot streams from L1: no useful limit
+        return 100.0 * r["flops"] / r["seconds"] / lim["flops"], "fma"
+    return None, ""
+
+
+def summarize(results):
+    lim = limits(results)
+    first = {}
+    for (case, impl), r in results.items():
+        if impl != "limit":
+            first[case] = min(first.get(case, r["order"]), r["order"])
+    cases = sorted(first, key=first.get)
+    rows = []
+    for case in cases:
+        get = lambda impl: results.get((case, impl))  # noqa: E731
+        scalar, simd = get("scalar"), get("simd")
+        # The compile-time-shape API is compared with the peers' runtime attention of the same shape.
+        peer_case = re.sub(r"^fixed_attention", "attention", case)
+        peers, wrong = {}, []
+        for (c, impl), r in results.items():
+            if c != peer_case or impl in ("scalar", "simd", "limit") or impl.startswith("simd:"):
+                continue
+            if "seconds" in r:
+                peers[impl] = r["seconds"]
+            else:
+                wrong.append(f"{impl}: {r['error']}")
+        best = min(peers.items(), key=lambda kv: kv[1]) if peers else None
+        row = {"case": case,
+               "scalar_s": scalar.get("seconds") if scalar else None,
+               "simd_s": simd.get("seconds") if simd else None,
+               "errors": [f"{i}: {get(i)['error']}" for i in ("scalar", "simd") if get(i) and "error" in get(i)],
+               "best_peer": best[0] if best else None, "best_peer_s": best[1] if best else None,
+               "peers": peers, "wrong_peers": wrong,
+               "targets": {impl[5:]: r["seconds"] for (c, impl), r in results.items()
+                           if c == case and impl.startswith("simd:") and "seconds" in r}}
+        row["simd_over_scalar"] = (row["scalar_s"] / row["simd_s"]) if row["scalar_s"] and row["simd_s"] else None
+        row["over_best_peer"] = (row["best_peer_s"] / row["simd_s"]) if best and row["simd_s"] else None
+        row["percent_of_limit"], row["limit"] = percent_of_limit(case, simd, lim) if row["simd_s"] else (None, "")
+        rows.append(row)
+    return lim, rows
+
+
+def print_table(context, lim, rows):
+    print(f"edgeattn benchmark on {context.get('host_name', '?')}: {context.get('num_cpus', '?')} CPUs at "
+          f"{context.get('mhz_per_cpu', '?')} MHz, SIMD target {context.get('edgeattn_simd_target', '?')}")
+    gf = lambda v: f"{v / 1e9:.1f}" if v else "?"  # noqa: E731
+    print(f"limits of this core (measured in the same run): FMA peak {gf(lim['flops'])} GFLOP/s, "
+          f"read L2 {gf(lim['l2'])} GB/s, L3 {gf(lim['l3'])} GB/s, DRAM {gf(lim['dram'])} GB/s")
+    header = ["case", "scalar", "SIMD", "SIMD/scalar", "best peer", "edgeattn/best peer", "% of limit"]
+    table = [header]
+    for r in rows:
+        ratio = lambda v: f"{v:.2f}x" if v else "-"  # noqa: E731
+        peer = f"{r['best_peer']} {fmt_time(r['best_peer_s'])}" if r["best_peer"] else "-"
+        pct = f"{r['percent_of_limit']:.0f}% {r['limit']}" if r["percent_of_limit"] is not None else "-"
+        table.append([r["case"], fmt_time(r["scalar_s"]), fmt_time(r["simd_s"]), ratio(r["simd_over_scalar"]), peer,
+                      ratio(r["over_best_peer"]), pct])
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for n, row in enumerate(table):
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    problems = [f"{r['case']}: {e}" for r in rows for e in r["errors"] + r["wrong_peers"]]
+    own = sum(len(r["errors"]) for r in rows)
+    if problems:
+        print("\nnot timed (wrong result or error):")
+        for p in problems:
+            print(f"  {p}")
+    for r in rows:
+        if r["targets"]:
+            print(f"{r['case']} per target: " + ", ".join(f"{t} {fmt_time(s)}" for t, s in r["targets"].items()))
+    return own
+
+
+def chart(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no chart: matplotlib is missing (Debian: python3-matplotlib)", file=sys.stderr)
+        return
+    rows = [r for r in rows if r["simd_s"]]
+    names = [r["case"] for r in rows]
+    y = range(len(rows))
+    fig, axes = plt.subplots(1, 3, figsize=(18, 0.28 * len(rows) + 2), sharey=True)
+    panels = [("SIMD speedup over scalar (x, log)", [r["simd_over_scalar"] or 0 for r in rows], True, 1.0),
+              ("edgeattn speedup over the best peer (x, log)", [r["over_best_peer"] or 0 for r in rows], True, 1.0),
+              ("% of this core's limit (FMA peak or bandwidth)", [r["percent_of_limit"] or 0 for r in rows], False,
+               None)]
+    for ax, (title, values, log, ref) in zip(axes, panels):
+        colors = ["tab:green" if (ref is None or v >= ref) else "tab:red" for v in values]
+        ax.barh(list(y), [v if v > 0 else float("nan") for v in values], color=colors)
+        if log:
+            ax.set_xscale("log")
+        if ref:
+            ax.axvline(ref, color="black", linewidth=0.8)
+        ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(list(y))
+    axes[0].set_yticklabels(names, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"chart: {path}", file=sys.stderr)
+
+
+def compare(first, second):
+    """Verdicts (which of two implementations of a case is faster) that differ between two runs, counting only
+    pairs that differ by more than 10% in both runs. Returns the number of such flips."""
+    _, a = load(first)
+    _, b = load(second)
+    flips = checked = 0
+    cases = sorted({c for c, i in a if i != "limit"})
+    for case in cases:
+        impls = sorted(i for c, i in a if c == case and "seconds" in a[(c, i)] and "seconds" in b.get((c, i), {}))
+        for x in range(len(impls)):
+            for y in range(x + 1, len(impls)):
+                ra = a[(case, impls[x])]["seconds"] / a[(case, impls[y])]["seconds"]
+                rb = b[(case, impls[x])]["seconds"] / b[(case, impls[y])]["seconds"]
+                if max(ra, 1 / ra) < 1.1 or max(rb, 1 / rb) < 1.1:
+                    continue
+                checked += 1
+                if (ra < 1) != (rb < 1):
+                    flips += 1
+                    print(f"flip: {case} {impls[x]} vs {impls[y]}: {ra:.2f} then {rb:.2f}")
+    print(f"{checked} pairs differing by more than 10% in both runs, {flips} verdicts changed")
+    return flips
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--binary", type=pathlib.Path)
+    p.add_argument("--from-json", type=pathlib.Path)
+    p.add_argument("--mode", choices=sorted(MODES), default="short")
+    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("build/bench-report"))
+    p.add_argument("--filter", default="", help="benchmark name regex (the calibrate/ cases are always kept)")
+    p.add_argument("--compare", nargs=2, type=pathlib.Path, metavar="RESULTS_JSON",
+                   help="list the verdicts that changed between two runs, and exit non-zero if any did")
+    args = p.parse_args()
+    if args.compare:
+        sys.exit(1 if compare(*args.compare) else 0)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_json:
+        raw = args.from_json
+    elif args.binary:
+        regex = f"calibrate/|{args.filter}" if args.filter else ""
+        raw = run_suite(args.binary, args.mode, args.out, regex)
+    else:
+        p.error("--binary or --from-json is required")
+    context, results = load(raw)
+    lim, rows = summarize(results)
+    own_errors = print_table(context, lim, rows)
+    (args.out / "summary.json").write_text(json.dumps({"limits": lim, "rows": rows}, indent=1))
+    chart(rows, args.out / "chart.png")
+    print(f"\nraw results: {raw}; summary: {args.out / 'summary.json'}; chart: {args.out / 'chart.png'}")
+    if own_errors:
+        print(f"{own_errors} edgeattn benchmark(s) failed: a wrong result or an error status is a bug", file=sys.stderr)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

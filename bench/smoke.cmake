@@ -1,0 +1,25 @@
+# Runs by ctest (bench_smoke): a short run of a few cases, then report.py on its JSON.
+#   -DBENCH=<edgeattn_bench> -DPYTHON=<python3> -DSOURCE_DIR=<edgeattn> -DWORK_DIR=<scratch dir>
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+execute_process(
+  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|decode_.*/n=128,d=64/|rows=4,|seq="
+          --benchmark_min_time=0.001 --benchmark_out=${WORK_DIR}/results.json --benchmark_out_format=json
+  OUTPUT_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "edgeattn_bench failed (${rc})")
+endif()
+execute_process(COMMAND ${PYTHON} ${SOURCE_DIR}/bench/report.py --from-json ${WORK_DIR}/results.json --out ${WORK_DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE table ERROR_VARIABLE errors)
+message("${table}${errors}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "report.py failed (${rc}): an edgeattn path gave a wrong result or an error status")
+endif()
+# Every kind of case made it into the table, with a scalar time, a SIMD time and a speedup.
+foreach(case IN ITEMS "dot/n=256" "softmax/n=16" "attention_causal/L=4,d=8" "fixed_attention/L=16,d=64"
+                      "decode_cold/n=128,d=64" "linear/rows=4,in=8,out=8" "positional_encoding/seq=64,d=256")
+  string(REGEX MATCH "${case} +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+x" row "${table}")
+  if(NOT row)
+    message(FATAL_ERROR "no complete row for ${case} in the report")
+  endif()
+endforeach()
