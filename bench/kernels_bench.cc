@@ -156,13 +156,21 @@ void Dot(benchmark::State& state, const Path& path, size_t n) {
   ScopedPath scoped(path);
   const std::vector<float> a = Random(n, -1, 1, 501), b = Random(n, -1, 1, 502);
   float r = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(path.scalar ? edgeattn::scalar::Dot(a.data(), b.data(), n, &r)
-                                         : edgeattn::Dot(a.data(), b.data(), n, &r));
+  auto run = [&] {
+    const Status s =
+        path.scalar ? edgeattn::scalar::Dot(a.data(), b.data(), n, &r) : edgeattn::Dot(a.data(), b.data(), n, &r);
     benchmark::DoNotOptimize(r);
+    return s;
+  };
+  if (!Ok(state, run())) return;
+  // Absolute error against the double dot, relative to sum |a b| (the scale of dot.h's bound).
+  double exact = 0, magnitude = 0;
+  for (size_t i = 0; i < n; ++i) {
+    exact += static_cast<double>(a[i]) * b[i];
+    magnitude += std::fabs(static_cast<double>(a[i]) * b[i]);
   }
-  SetCounters(state, 2.0 * static_cast<double>(n), 2.0 * static_cast<double>(n * sizeof(float)),
-              static_cast<double>(n));
+  TimeIfRight(state, std::fabs(r - exact) / magnitude, kLinearTolerance, run, 2.0 * static_cast<double>(n),
+              2.0 * static_cast<double>(n * sizeof(float)), static_cast<double>(n));
 }
 
 void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
