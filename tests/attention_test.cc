@@ -393,6 +393,13 @@ TEST_P(AttentionTest, InvalidDescriptorsLeaveOutputsUntouched) {
     EXPECT_EQ(api().attention_weights(d, q, k, weights), c.expected) << c.name;
     EXPECT_EQ(api().attention_workspace_size(d), 0u) << c.name;
   }
+  // kv_len whose arrays fit in size_t but whose workspace (kv_len floats plus alignment slack) does not: a shape
+  // error for Attention, which takes a workspace; AttentionWeights has none, so its next check speaks.
+  AttentionDesc d = MakeDesc(1, SIZE_MAX / sizeof(float), 1, 1);
+  d.scale = -1.0f;
+  EXPECT_EQ(api().attention(d, q, k, v, out, ws, sizeof(ws)), Status::kInvalidShape);
+  EXPECT_EQ(api().attention_workspace_size(d), 0u);
+  EXPECT_EQ(api().attention_weights(d, q, k, weights), Status::kInvalidArgument);
   for (float o : out) EXPECT_EQ(o, 7.0f);
   for (float w : weights) EXPECT_EQ(w, 7.0f);
 }

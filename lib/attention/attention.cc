@@ -22,8 +22,10 @@ struct AttentionBytes {
   size_t q, k, v, out, mask, weights;
 };
 
-// Shape and argument checks of the descriptor alone; fills problem and bytes when it is valid.
-Status CheckDesc(const AttentionDesc& desc, internal::AttentionProblem* problem, AttentionBytes* bytes) {
+// Shape and argument checks of the descriptor alone; fills problem and bytes when it is valid. The workspace's
+// byte count is a shape limit only for the functions that take one (AttentionWeights has none).
+Status CheckDesc(const AttentionDesc& desc, bool with_workspace, internal::AttentionProblem* problem,
+                 AttentionBytes* bytes) {
   const size_t kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
   if (desc.q_len == 0 || desc.kv_len == 0 || desc.head_dim == 0 || desc.value_dim == 0 || desc.num_heads == 0) {
     return Status::kInvalidShape;
@@ -34,7 +36,7 @@ Status CheckDesc(const AttentionDesc& desc, internal::AttentionProblem* problem,
       !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
       !internal::FloatBytes(desc.q_len, desc.kv_len, 1, &bytes->mask) ||
       !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights) ||
-      AttentionWorkspaceBytes(desc.kv_len) == 0) {
+      (with_workspace && AttentionWorkspaceBytes(desc.kv_len) == 0)) {
     return Status::kInvalidShape;
   }
   if (desc.num_heads % kv_heads != 0) return Status::kInvalidArgument;
@@ -59,7 +61,7 @@ Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k,
                       const void* workspace, size_t workspace_size, internal::AttentionProblem* problem) {
   if (q == nullptr || k == nullptr || v == nullptr || out == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
-  const Status status = CheckDesc(desc, problem, &bytes);
+  const Status status = CheckDesc(desc, true, problem, &bytes);
   if (status != Status::kOk) return status;
   const size_t workspace_bytes = AttentionWorkspaceBytes(desc.kv_len);
   if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
@@ -82,7 +84,7 @@ Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, c
                     internal::AttentionProblem* problem) {
   if (q == nullptr || k == nullptr || weights == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
-  const Status status = CheckDesc(desc, problem, &bytes);
+  const Status status = CheckDesc(desc, false, problem, &bytes);
   if (status != Status::kOk) return status;
   using internal::Overlap;
   using internal::RangeOf;
@@ -102,7 +104,7 @@ HWY_EXPORT(AttentionWeightsForward);
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept {
   internal::AttentionProblem problem;
   AttentionBytes bytes;
-  return CheckDesc(desc, &problem, &bytes) == Status::kOk ? AttentionWorkspaceBytes(desc.kv_len) : 0;
+  return CheckDesc(desc, true, &problem, &bytes) == Status::kOk ? AttentionWorkspaceBytes(desc.kv_len) : 0;
 }
 
 Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out, void* workspace,

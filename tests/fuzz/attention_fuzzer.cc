@@ -30,6 +30,8 @@ Status ExpectedStatus(const AttentionDesc& d, size_t workspace_size, bool with_w
       !FitsBytes(d.q_len, d.kv_len, 1) || !FitsBytes(d.num_heads, d.q_len, d.kv_len)) {
     return Status::kInvalidShape;
   }
+  // Attention's workspace is a byte count too (attention.h: AttentionWorkspaceBytes is 0 when it overflows).
+  if (with_workspace && edgeattn::AttentionWorkspaceBytes(d.kv_len) == 0) return Status::kInvalidShape;
   if (d.num_heads % kv_heads != 0) return Status::kInvalidArgument;
   if (!(d.scale >= 0.0f) || std::isinf(d.scale)) return Status::kInvalidArgument;
   if (d.mask != MaskKind::kNone && d.mask != MaskKind::kCausal) return Status::kInvalidArgument;
@@ -129,8 +131,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
                          : edgeattn::scalar::Attention(d, q.data(), k.data(), v.data(), out.data(), ws.data(), ws_size);
     const Status sw = path == 0 ? edgeattn::AttentionWeights(d, q.data(), k.data(), weights.data())
                                 : edgeattn::scalar::AttentionWeights(d, q.data(), k.data(), weights.data());
-    FUZZ_CHECK(s == expected, "%s: attention status %d, expected %d", name, static_cast<int>(s),
-               static_cast<int>(expected));
+    FUZZ_CHECK(s == expected, "%s: attention status %d, expected %d (Lq %zu Lk %zu dk %zu dv %zu heads %zu/%zu)",
+               name, static_cast<int>(s), static_cast<int>(expected), d.q_len, d.kv_len, d.head_dim, d.value_dim,
+               d.num_heads, d.num_kv_heads);
     FUZZ_CHECK(sw == expected_weights, "%s: weights status %d, expected %d (Lq %zu Lk %zu dk %zu dv %zu heads %zu/%zu)",
                name, static_cast<int>(sw), static_cast<int>(expected_weights), d.q_len, d.kv_len, d.head_dim,
                d.value_dim, d.num_heads, d.num_kv_heads);
