@@ -209,7 +209,10 @@ bool CheckResult(benchmark::State& state, double error, double tolerance) {
 void Register(const std::string& case_name, const std::string& impl, BenchFn fn) {
   benchmark::RegisterBenchmark((case_name + "/" + impl).c_str(), [fn](benchmark::State& state) { fn(state); })
       ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+      ->Unit(benchmark::kMicrosecond)
+      // The fastest repetition: noise on a shared machine only ever adds time, so the minimum is the most
+      // repeatable statistic for comparing two implementations (report.py judges verdicts by it).
+      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
 }
 
 void SetCounters(benchmark::State& state, double flops, double bytes, double elements) {

@@ -5,7 +5,7 @@
   report.py --from-json DIR/results.json [--out DIR]      (table and chart from an earlier run)
   report.py --compare A/results.json B/results.json         (did any verdict change between two runs?)
 
-One row per case: scalar and SIMD time per call (medians), SIMD/scalar speedup, the fastest peer library that
+One row per case: scalar and SIMD time per call (fastest of the repetitions), SIMD/scalar speedup, the fastest peer library that
 computed the right answer, edgeattn's speedup over it, and the SIMD path's share of this core's limit (measured
 by the calibrate/* benchmarks of the same run). bench/README.md explains the columns and the chart.
 """
@@ -33,7 +33,7 @@ def run_suite(binary, mode, out_dir, regex):
            f"--benchmark_min_warmup_time={warmup}", "--benchmark_report_aggregates_only=true",
            f"--benchmark_out={raw}", "--benchmark_out_format=json",
            # Repetitions spread over the whole run: a burst of noise from a neighbour on a shared machine then
-           # hits one repetition of many cases instead of every repetition of one, and the median drops it.
+           # hits one repetition of many cases instead of every repetition of one, and the minimum ignores it.
            "--benchmark_enable_random_interleaving=true"]
     if regex:
         cmd.append(f"--benchmark_filter={regex}")
@@ -48,7 +48,8 @@ def run_suite(binary, mode, out_dir, regex):
 
 
 def load(raw):
-    """{(case, impl): entry} from Google Benchmark's JSON (medians; an error entry stands for its benchmark)."""
+    """{(case, impl): entry} from Google Benchmark's JSON (the "min" statistic, fastest repetition; an error entry
+    stands for its benchmark)."""
     data = json.loads(pathlib.Path(raw).read_text())
     results = {}
     for b in data["benchmarks"]:
@@ -57,7 +58,7 @@ def load(raw):
         order = b.get("family_index", len(results))  # registration order (the run itself is interleaved)
         if b.get("error_occurred"):
             results[(case, impl)] = {"error": b.get("error_message", "error"), "order": order}
-        elif b.get("aggregate_name", "median") == "median" and b.get("run_type") in ("aggregate", None, "iteration"):
+        elif b.get("aggregate_name", "min") == "min" and b.get("run_type") in ("aggregate", None, "iteration"):
             scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
             results[(case, impl)] = {"seconds": b["real_time"] * scale, "flops": b.get("flops", 0.0),
                                      "bytes": b.get("bytes", 0.0), "elements": b.get("elements", 0.0),

@@ -56,7 +56,7 @@ void CheckProblem(const Api& api, Problem& p, const char* what) {
   out.Fill(kNaN);
   weights.Fill(kNaN);
   const size_t ws_size = api.attention_workspace_size(d);
-  ASSERT_EQ(ws_size, edgeattn::AttentionWorkspaceBytes(d.kv_len));
+  ASSERT_EQ(ws_size, edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim));
   std::vector<unsigned char> ws(ws_size + 3);
   ASSERT_EQ(api.attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data() + 3, ws_size), Status::kOk)
       << what;
@@ -221,6 +221,57 @@ TEST_P(AttentionTest, MaskedKeysAreNeverRead) {
   for (size_t c = 0; c < sq.value_dim; ++c) EXPECT_TRUE(std::isnan(out[3 * sq.value_dim + c])) << "query 3 sees key 3";
 }
 
+// The tiled path (no additive mask, q_len >= kAttentionTiledMinQueries) works on blocks of queries against
+// tiles of keys: a key masked for one row of a block is visible to later rows of it and is read for them, but
+// must never be multiplied into a row that does not see it. 40 queries span two blocks on every target.
+TEST_P(AttentionTest, TiledPathNeverMixesAFutureKeyIntoARow) {
+  Rng rng;
+  for (size_t kv_len : {40, 100}) {
+    const AttentionDesc d = MakeDesc(40, kv_len, 9, 7, MaskKind::kCausal);
+    Problem p(d, 1);
+    p.Randomize(rng);
+    const size_t poisoned_key = kv_len - 40 + 21;  // seen by queries 21.. only
+    p.SetKey(poisoned_key, kNaN);
+    const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+    for (size_t i = 0; i < 40; ++i) {
+      for (size_t c = 0; c < d.value_dim; ++c) {
+        EXPECT_EQ(std::isnan(out[i * d.value_dim + c]), i >= 21) << "kv_len " << kv_len << " query " << i;
+      }
+    }
+  }
+}
+
+// Scores that are NaN or +inf take the tiled path's per-row fallback, which follows the softmax rules of the
+// row path: a NaN score makes its row NaN; +inf scores share the row; the other rows of the block are untouched.
+TEST_P(AttentionTest, TiledPathNonFiniteScoresFollowTheSoftmaxRules) {
+  Rng rng;
+  const AttentionDesc d = MakeDesc(20, 70, 6, 5);
+  Problem p(d, 0);
+  p.Randomize(rng);
+  // Query 3 meets key 10 with an overflowing score (+inf) and key 50 likewise: they share the row.
+  for (size_t c = 0; c < d.head_dim; ++c) {
+    p.q[3 * d.head_dim + c] = 1e20f;
+    p.k[10 * d.head_dim + c] = 1e20f;
+    p.k[50 * d.head_dim + c] = 1e20f;
+  }
+  // Query 17 holds a NaN: its row is NaN.
+  p.q[17 * d.head_dim + 2] = kNaN;
+  const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+  for (size_t c = 0; c < d.value_dim; ++c) {
+    const float expected = 0.5f * p.v[10 * d.value_dim + c] + 0.5f * p.v[50 * d.value_dim + c];
+    EXPECT_NEAR(out[3 * d.value_dim + c], expected, 1e-6f * (std::fabs(expected) + 1)) << c;
+    EXPECT_TRUE(std::isnan(out[17 * d.value_dim + c])) << c;
+  }
+  // Every other row is finite and within the bound of its own (finite) scores.
+  for (size_t i = 0; i < d.q_len; ++i) {
+    if (i == 3 || i == 17) continue;
+    const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, 0);
+    for (size_t c = 0; c < d.value_dim; ++c) {
+      EXPECT_LE(std::fabs(out[i * d.value_dim + c] - ref.out[c]), ref.bound[c]) << "row " << i << " col " << c;
+    }
+  }
+}
+
 TEST_P(AttentionTest, RowsThatSeeNoKeyOutputZeros) {
   Rng rng;
   // Causal with Lq > Lk: queries 0 and 1 see nothing (j <= i - 2).
@@ -334,7 +385,7 @@ TEST_P(AttentionTest, WorkspaceSizeAlignmentAndShortfall) {
   Problem p(d, 0);
   p.Randomize(rng);
   const size_t need = api().attention_workspace_size(d);
-  EXPECT_EQ(need, edgeattn::AttentionWorkspaceBytes(37));
+  EXPECT_EQ(need, edgeattn::AttentionWorkspaceBytes(3, 37, 8));
   EXPECT_GE(need, 37 * sizeof(float));
   const std::vector<float> reference = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
   std::vector<unsigned char> ws(need + 64);
@@ -477,11 +528,13 @@ void CheckFixedMatchesRuntime(bool scalar, Rng& rng, Fixed& fixed, bool with_mas
 
 TEST_P(AttentionTest, FixedShapesMatchTheRuntimeApi) {
   Rng rng;
-  static_assert(SeedShape::kWorkspaceBytes == edgeattn::AttentionWorkspaceBytes(4), "constexpr workspace");
+  static_assert(SeedShape::kWorkspaceBytes == edgeattn::AttentionWorkspaceBytes(4, 4, 8), "constexpr workspace");
   for (bool with_mask : {false, true}) {
     CheckFixedMatchesRuntime<SeedShape, 4, 4, 8, 8, 1, 1>(IsScalarPath(), rng, g_static_attention, with_mask);
     static edgeattn::FixedAttention<3, 7, 16, 5, 4, 2, MaskKind::kCausal> gqa(0.25f);
     CheckFixedMatchesRuntime<decltype(gqa), 3, 7, 16, 5, 4, 2>(IsScalarPath(), rng, gqa, with_mask);
+    static edgeattn::FixedAttention<12, 12, 8, 8, 1, 1, MaskKind::kCausal> tiled;  // q_len >= 8: tiled path
+    CheckFixedMatchesRuntime<decltype(tiled), 12, 12, 8, 8, 1, 1>(IsScalarPath(), rng, tiled, with_mask);
     static edgeattn::FixedAttention<1, 33, 64, 64, 2, 1> decode;
     CheckFixedMatchesRuntime<decltype(decode), 1, 33, 64, 64, 2, 1>(IsScalarPath(), rng, decode, with_mask);
   }

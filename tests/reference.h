@@ -105,7 +105,8 @@ inline RefAttentionRow RefAttention(const edgeattn::AttentionDesc& desc, const f
       magnitude += row.weights[j] * std::fabs(vj);
       plain += std::fabs(vj);
     }
-    row.bound[c] = 2 * row.sigma * spread + (kSoftmaxEta + static_cast<double>(keys.size() + 1) * u) * magnitude +
+    row.bound[c] = 2 * row.sigma * spread +
+                   (kSoftmaxEta + (9.0 / 8.0 * static_cast<double>(keys.size()) + 1) * u) * magnitude +
                    static_cast<double>(std::numeric_limits<float>::min()) * plain;
   }
   return row;

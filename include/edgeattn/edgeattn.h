@@ -76,7 +76,7 @@ size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
  *    key outputs zeros.
  *  - out must not overlap q, k, v, additive_mask or the workspace; the workspace must not overlap the inputs.
  *  Error bound: see attention.h (componentwise, in terms of the softmax weights; on random N(0,1) data the
- *  relative L2 error per output row is about 2e-7). */
+ *  relative L2 error per output row is about 2e-7 to 5e-7). */
 edgeattn_status edgeattn_attention(const edgeattn_attention_desc* desc, const float* q, const float* k, const float* v,
                                    float* out, void* workspace, size_t workspace_size);
 

@@ -8,11 +8,13 @@
 #endif
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hwy/highway.h"
 #include "lib/attention/attention_driver.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/dot/dot-inl.h"
+#include "lib/exp/exp_scalar.h"
 #include "lib/softmax/softmax-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -90,8 +92,392 @@ struct SimdAttentionKernels {
   }
 };
 
+// ---------------------------------------------------------------------------------------------------------
+// Tiled path (no additive mask, q_len >= kAttentionTiledMinQueries): a block of up to 2 vectors of queries
+// against tiles of up to 64 keys.
+//
+// Scores are computed transposed: lane r of a vector is query i0 + r, so Q^T of the block is packed once (the
+// queries pre-multiplied by scale) and each key's elements are broadcast. Four keys by two query vectors keep
+// eight accumulators in registers with no horizontal reduction; the causal mask, the row maxima and the online
+// softmax's running max m and sum l are all lane-wise. The tile's weights p = e^(s - m) go to the workspace
+// (Q^T and p: O(block x (head_dim + tile)) floats, independent of L), and P V accumulates into the output rows,
+// four rows by four vectors of columns per pass: each row's earlier sum is rescaled by e^(m_old - m_new) in
+// the same instruction that adds the tile. After the last tile the rows are divided by l. Key tiles past the
+// block's last visible key (causal) are never touched; keys a row does not see are never multiplied into it.
+// A row whose scores hold a NaN or +inf is recomputed by TiledRowFallback, which follows the softmax rules.
+using TiledTag = hn::CappedTag<float, 16>;  // at most 16 lanes: the workspace formula assumes blocks <= 32
+
+struct TiledProblem {
+  const internal::AttentionProblem* p;
+  const float* q;  // query head h of row 0
+  const float* k;  // kv head g of key 0
+  const float* v;
+  float* out;  // query head h of row 0
+  size_t q_stride, k_stride, v_stride, out_stride;
+  size_t key_tile;
+  float* qt;     // [head_dim][QB]
+  float* pt;     // [key_tile][QB]
+  float* alpha;  // [QB]
+  float* lsum;   // [QB]
+};
+
+// Row i of a block whose scores were not all finite (or -inf): recomputed key by key without workspace,
+// with the rules of the row path (softmax.h): a NaN score makes the row NaN, +inf scores share the row.
+inline void TiledRowFallback(const TiledProblem& t, size_t i) {
+  const internal::AttentionProblem& p = *t.p;
+  const hn::ScalableTag<float> d;
+  const size_t n = internal::VisibleKeys(p, i);
+  const float* q_row = t.q + i * t.q_stride;
+  float* out_row = t.out + i * t.out_stride;
+  float m = -internal::kInfinity;
+  size_t num_pos_inf = 0;
+  bool has_nan = false;
+  for (size_t j = 0; j < n; ++j) {
+    const float s = Dot(d, q_row, t.k + j * t.k_stride, p.head_dim) * p.scale;
+    has_nan |= s != s;
+    num_pos_inf += s == internal::kInfinity ? 1 : 0;
+    m = s > m ? s : m;
+  }
+  if (has_nan) return internal::FillRow(out_row, p.value_dim, internal::kQuietNaN);
+  const bool all_minus_inf = num_pos_inf == 0 && !(m > -internal::kInfinity);  // every weight is 0
+  float total = 0.0f;
+  if (num_pos_inf == 0 && !all_minus_inf) {
+    for (size_t j = 0; j < n; ++j) {
+      const float x = Dot(d, q_row, t.k + j * t.k_stride, p.head_dim) * p.scale;
+      total += internal::ExpRr2P6Shifted(x - m, internal::TwoSumError(x, -m, x - m));
+    }
+  }
+  internal::FillRow(out_row, p.value_dim, 0.0f);
+  for (size_t j = 0; j < n; ++j) {
+    const float x = Dot(d, q_row, t.k + j * t.k_stride, p.head_dim) * p.scale;
+    const float w = all_minus_inf      ? 0.0f
+                    : num_pos_inf != 0 ? (x == internal::kInfinity ? 1.0f / static_cast<float>(num_pos_inf) : 0.0f)
+                                       : internal::ExpRr2P6Shifted(x - m, internal::TwoSumError(x, -m, x - m)) / total;
+    const float* v_row = t.v + j * t.v_stride;
+    for (size_t c = 0; c < p.value_dim; ++c) out_row[c] += w * v_row[c];
+  }
+}
+
+// out_row[c] = out_row[c] * alpha + sum_{j in [j_begin, j_end)} w_j v_j[c] for c in [0, width), where
+// w_j = w[(j - j0) * qb]. With rescale false, out_row[c] += the sum instead.
+template <class D>
+HWY_INLINE void TiledPvRow(D d, const float* w, size_t qb, size_t j0, size_t j_begin, size_t j_end, const float* v,
+                           size_t v_stride, float* out_row, size_t width, float alpha, bool rescale) {
+  const size_t N = hn::Lanes(d);
+  const auto va = hn::Set(d, alpha);
+  for (size_t c = 0; c < width; c += N) {
+    const size_t lanes = width - c < N ? width - c : N;
+    auto acc = hn::Zero(d);
+    for (size_t j = j_begin; j < j_end; ++j) {
+      const float* v_row = v + j * v_stride + c;
+      acc = hn::MulAdd(hn::Set(d, w[(j - j0) * qb]), lanes == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, lanes), acc);
+    }
+    const auto old = lanes == N ? hn::LoadU(d, out_row + c) : LoadTail(d, out_row + c, lanes);
+    const auto sum = rescale ? hn::MulAdd(old, va, acc) : hn::Add(old, acc);
+    if (lanes == N) {
+      hn::StoreU(sum, d, out_row + c);
+    } else {
+      StoreTail(d, sum, out_row + c, lanes);
+    }
+  }
+}
+
+// Four rows (r0..r0+3 of the block) by four vectors of columns starting at c, keys [j0, j_end) of the tile.
+template <class D>
+HWY_INLINE void TiledPv4x4(D d, const TiledProblem& t, size_t qb, size_t r0, size_t row0, size_t c, size_t j0,
+                           size_t j_end) {
+  const size_t N = hn::Lanes(d);
+  auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+  auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+  auto a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
+  auto a30 = hn::Zero(d), a31 = hn::Zero(d), a32 = hn::Zero(d), a33 = hn::Zero(d);
+  const float* w = t.pt + r0;
+  for (size_t j = j0; j < j_end; ++j) {
+    const float* v_row = t.v + j * t.v_stride + c;
+    const float* wj = w + (j - j0) * qb;
+    const auto v0 = hn::LoadU(d, v_row), v1 = hn::LoadU(d, v_row + N), v2 = hn::LoadU(d, v_row + 2 * N),
+               v3 = hn::LoadU(d, v_row + 3 * N);
+    const auto w0 = hn::Set(d, wj[0]), w1 = hn::Set(d, wj[1]), w2 = hn::Set(d, wj[2]), w3 = hn::Set(d, wj[3]);
+    a00 = hn::MulAdd(w0, v0, a00), a01 = hn::MulAdd(w0, v1, a01), a02 = hn::MulAdd(w0, v2, a02);
+    a03 = hn::MulAdd(w0, v3, a03);
+    a10 = hn::MulAdd(w1, v0, a10), a11 = hn::MulAdd(w1, v1, a11), a12 = hn::MulAdd(w1, v2, a12);
+    a13 = hn::MulAdd(w1, v3, a13);
+    a20 = hn::MulAdd(w2, v0, a20), a21 = hn::MulAdd(w2, v1, a21), a22 = hn::MulAdd(w2, v2, a22);
+    a23 = hn::MulAdd(w2, v3, a23);
+    a30 = hn::MulAdd(w3, v0, a30), a31 = hn::MulAdd(w3, v1, a31), a32 = hn::MulAdd(w3, v2, a32);
+    a33 = hn::MulAdd(w3, v3, a33);
+  }
+#define EDGEATTN_PV_STORE(R, A0, A1, A2, A3)                               \
+  do {                                                                     \
+    float* o = t.out + (row0 + R) * t.out_stride + c;                      \
+    const auto al = hn::Set(d, t.alpha[r0 + R]);                           \
+    hn::StoreU(hn::MulAdd(hn::LoadU(d, o), al, A0), d, o);                 \
+    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + N), al, A1), d, o + N);         \
+    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + 2 * N), al, A2), d, o + 2 * N); \
+    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + 3 * N), al, A3), d, o + 3 * N); \
+  } while (0)
+  EDGEATTN_PV_STORE(0, a00, a01, a02, a03);
+  EDGEATTN_PV_STORE(1, a10, a11, a12, a13);
+  EDGEATTN_PV_STORE(2, a20, a21, a22, a23);
+  EDGEATTN_PV_STORE(3, a30, a31, a32, a33);
+#undef EDGEATTN_PV_STORE
+}
+
+// Causal mask, NaN/+inf detection, tile max and store of one vector of scores (key j, query lanes of vis).
+template <class D, class V, class VI, class M>
+HWY_INLINE void TiledFinishScore(D d, V s, size_t j, VI vis, float* dst, V& tile_max, M& bad) {
+  const hn::RebindToSigned<D> di;
+  const auto seen = hn::RebindMask(d, hn::Lt(hn::Set(di, static_cast<int32_t>(j)), vis));
+  s = hn::IfThenElse(seen, s, hn::Set(d, -internal::kInfinity));
+  bad = hn::Or(bad, hn::Not(hn::Lt(s, hn::Set(d, internal::kInfinity))));
+  tile_max = hn::Max(tile_max, s);
+  hn::StoreU(s, d, dst);
+}
+
+// Online-softmax update of one query vector after a tile of n scores: p = e^(s - m_new) in place, returns
+// alpha = e^(m_old - m_new); m and l updated. A lane that has seen no key yet keeps m = -inf and p = 0.
+template <class D, class V>
+HWY_INLINE V TiledSoftmaxUpdate(D d, float* pt, size_t qb, size_t n, V tile_max, V& m, V& l) {
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  const V m_new = hn::Max(m, tile_max);
+  const V neg_ref = hn::Neg(hn::IfThenZeroElse(hn::Eq(m_new, neg_inf), m_new));
+  const V alpha = ExpMinusMax(d, m, neg_ref);
+  V sum0 = hn::Zero(d), sum1 = hn::Zero(d);
+  size_t j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const V p0 = ExpMinusMax(d, hn::LoadU(d, pt + j * qb), neg_ref);
+    const V p1 = ExpMinusMax(d, hn::LoadU(d, pt + (j + 1) * qb), neg_ref);
+    hn::StoreU(p0, d, pt + j * qb);
+    hn::StoreU(p1, d, pt + (j + 1) * qb);
+    sum0 = hn::Add(sum0, p0);
+    sum1 = hn::Add(sum1, p1);
+  }
+  if (j < n) {
+    const V p0 = ExpMinusMax(d, hn::LoadU(d, pt + j * qb), neg_ref);
+    hn::StoreU(p0, d, pt + j * qb);
+    sum0 = hn::Add(sum0, p0);
+  }
+  m = m_new;
+  l = hn::MulAdd(l, alpha, hn::Add(sum0, sum1));
+  return alpha;
+}
+
+// One block of nb queries (rows i0.. of the head) over all its visible keys; kTwo: two query vectors.
+template <bool kTwo>
+void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
+  const internal::AttentionProblem& p = *t.p;
+  const TiledTag d;
+  const hn::RebindToSigned<TiledTag> di;
+  const size_t N = hn::Lanes(d);
+  const size_t qb = kTwo ? 2 * N : N;
+  const size_t head_dim = p.head_dim;
+
+  // Q^T of the block, scaled; padding lanes are 0. Visible key counts per lane (0 for padding lanes).
+  const auto vscale = hn::Set(d, p.scale);
+  const bool gather = nb == qb && (qb - 1) * t.q_stride < (size_t{1} << 31);
+  if (gather) {
+    // Full block: one gather per vector of Q^T.
+    const auto index = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(t.q_stride)));
+    const float* q0 = t.q + i0 * t.q_stride;
+    for (size_t c = 0; c < head_dim; ++c) {
+      hn::StoreU(hn::Mul(hn::GatherIndex(d, q0 + c, index), vscale), d, t.qt + c * qb);
+      if constexpr (kTwo) {
+        hn::StoreU(hn::Mul(hn::GatherIndex(d, q0 + N * t.q_stride + c, index), vscale), d, t.qt + c * qb + N);
+      }
+    }
+  }
+  for (size_t r = 0; r < qb; ++r) {
+    if (!gather && r < nb) {
+      const float* q_row = t.q + (i0 + r) * t.q_stride;
+      for (size_t c = 0; c < head_dim; ++c) t.qt[c * qb + r] = q_row[c] * p.scale;
+    } else if (!gather) {
+      for (size_t c = 0; c < head_dim; ++c) t.qt[c * qb + r] = 0.0f;
+    }
+    t.lsum[r] = r < nb ? static_cast<float>(internal::VisibleKeys(p, i0 + r)) : 0.0f;  // exact: kv_len < 2^24
+  }
+  const auto vis0 = hn::ConvertTo(di, hn::LoadU(d, t.lsum));
+  const auto vis1 = kTwo ? hn::ConvertTo(di, hn::LoadU(d, t.lsum + N)) : vis0;
+  for (size_t r = 0; r < nb; ++r) internal::FillRow(t.out + (i0 + r) * t.out_stride, p.value_dim, 0.0f);
+
+  const size_t n_block = internal::VisibleKeys(p, i0 + nb - 1);  // the last row sees the most keys
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  auto m0 = neg_inf, m1 = neg_inf, l0 = hn::Zero(d), l1 = hn::Zero(d);
+  auto bad = hn::FirstN(d, 0);
+  for (size_t j0 = 0; j0 < n_block; j0 += t.key_tile) {
+    const size_t j1 = n_block - j0 < t.key_tile ? n_block : j0 + t.key_tile;
+    auto tmax0 = neg_inf, tmax1 = neg_inf;
+    size_t j = j0;
+    if constexpr (!kTwo) {
+      // One query vector: eight keys, so that eight FMA chains hide the FMA latency.
+      for (; j + 8 <= j1; j += 8) {
+        const float* k0 = t.k + j * t.k_stride;
+        const size_t ks = t.k_stride;
+        auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+        auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
+        for (size_t c = 0; c < head_dim; ++c) {
+          const auto q0 = hn::LoadU(d, t.qt + c * qb);
+          s0 = hn::MulAdd(q0, hn::Set(d, k0[c]), s0), s1 = hn::MulAdd(q0, hn::Set(d, k0[ks + c]), s1);
+          s2 = hn::MulAdd(q0, hn::Set(d, k0[2 * ks + c]), s2), s3 = hn::MulAdd(q0, hn::Set(d, k0[3 * ks + c]), s3);
+          s4 = hn::MulAdd(q0, hn::Set(d, k0[4 * ks + c]), s4), s5 = hn::MulAdd(q0, hn::Set(d, k0[5 * ks + c]), s5);
+          s6 = hn::MulAdd(q0, hn::Set(d, k0[6 * ks + c]), s6), s7 = hn::MulAdd(q0, hn::Set(d, k0[7 * ks + c]), s7);
+        }
+        float* dst = t.pt + (j - j0) * qb;
+        TiledFinishScore(d, s0, j, vis0, dst, tmax0, bad);
+        TiledFinishScore(d, s1, j + 1, vis0, dst + qb, tmax0, bad);
+        TiledFinishScore(d, s2, j + 2, vis0, dst + 2 * qb, tmax0, bad);
+        TiledFinishScore(d, s3, j + 3, vis0, dst + 3 * qb, tmax0, bad);
+        TiledFinishScore(d, s4, j + 4, vis0, dst + 4 * qb, tmax0, bad);
+        TiledFinishScore(d, s5, j + 5, vis0, dst + 5 * qb, tmax0, bad);
+        TiledFinishScore(d, s6, j + 6, vis0, dst + 6 * qb, tmax0, bad);
+        TiledFinishScore(d, s7, j + 7, vis0, dst + 7 * qb, tmax0, bad);
+      }
+    }
+    // Two query vectors: four keys (eight chains).
+    for (; j + 4 <= j1; j += 4) {
+      const float* k0 = t.k + j * t.k_stride;
+      const float* k1 = k0 + t.k_stride;
+      const float* k2 = k1 + t.k_stride;
+      const float* k3 = k2 + t.k_stride;
+      auto s00 = hn::Zero(d), s10 = hn::Zero(d), s20 = hn::Zero(d), s30 = hn::Zero(d);
+      auto s01 = hn::Zero(d), s11 = hn::Zero(d), s21 = hn::Zero(d), s31 = hn::Zero(d);
+      for (size_t c = 0; c < head_dim; ++c) {
+        const auto b0 = hn::Set(d, k0[c]), b1 = hn::Set(d, k1[c]), b2 = hn::Set(d, k2[c]), b3 = hn::Set(d, k3[c]);
+        const auto q0 = hn::LoadU(d, t.qt + c * qb);
+        s00 = hn::MulAdd(q0, b0, s00), s10 = hn::MulAdd(q0, b1, s10);
+        s20 = hn::MulAdd(q0, b2, s20), s30 = hn::MulAdd(q0, b3, s30);
+        if constexpr (kTwo) {
+          const auto q1 = hn::LoadU(d, t.qt + c * qb + N);
+          s01 = hn::MulAdd(q1, b0, s01), s11 = hn::MulAdd(q1, b1, s11);
+          s21 = hn::MulAdd(q1, b2, s21), s31 = hn::MulAdd(q1, b3, s31);
+        }
+      }
+      float* dst = t.pt + (j - j0) * qb;
+      TiledFinishScore(d, s00, j, vis0, dst, tmax0, bad);
+      TiledFinishScore(d, s10, j + 1, vis0, dst + qb, tmax0, bad);
+      TiledFinishScore(d, s20, j + 2, vis0, dst + 2 * qb, tmax0, bad);
+      TiledFinishScore(d, s30, j + 3, vis0, dst + 3 * qb, tmax0, bad);
+      if constexpr (kTwo) {
+        TiledFinishScore(d, s01, j, vis1, dst + N, tmax1, bad);
+        TiledFinishScore(d, s11, j + 1, vis1, dst + qb + N, tmax1, bad);
+        TiledFinishScore(d, s21, j + 2, vis1, dst + 2 * qb + N, tmax1, bad);
+        TiledFinishScore(d, s31, j + 3, vis1, dst + 3 * qb + N, tmax1, bad);
+      }
+    }
+    for (; j < j1; ++j) {
+      const float* k0 = t.k + j * t.k_stride;
+      auto s0 = hn::Zero(d), s1 = hn::Zero(d);
+      for (size_t c = 0; c < head_dim; ++c) {
+        const auto b0 = hn::Set(d, k0[c]);
+        s0 = hn::MulAdd(hn::LoadU(d, t.qt + c * qb), b0, s0);
+        if (kTwo) s1 = hn::MulAdd(hn::LoadU(d, t.qt + c * qb + N), b0, s1);
+      }
+      float* dst = t.pt + (j - j0) * qb;
+      TiledFinishScore(d, s0, j, vis0, dst, tmax0, bad);
+      if (kTwo) TiledFinishScore(d, s1, j, vis1, dst + N, tmax1, bad);
+    }
+
+    hn::StoreU(TiledSoftmaxUpdate(d, t.pt, qb, j1 - j0, tmax0, m0, l0), d, t.alpha);
+    if (kTwo) hn::StoreU(TiledSoftmaxUpdate(d, t.pt + N, qb, j1 - j0, tmax1, m1, l1), d, t.alpha + N);
+
+    // P V. A row multiplies only the keys it sees: [j0, min(j1, visible)).
+    const size_t full = p.value_dim / (4 * N) * (4 * N);
+    size_t r = 0;
+    for (; r + 4 <= nb; r += 4) {
+      size_t end[4];
+      for (size_t x = 0; x < 4; ++x) {
+        const size_t n_row = internal::VisibleKeys(p, i0 + r + x);
+        end[x] = n_row < j0 ? j0 : (n_row < j1 ? n_row : j1);
+      }
+      const size_t common = end[0];  // rows see more keys further down the block
+      for (size_t c = 0; c < full; c += 4 * N) {
+        TiledPv4x4(d, t, qb, r, i0 + r, c, j0, common);
+        for (size_t x = 1; x < 4; ++x) {
+          TiledPvRow(d, t.pt + r + x, qb, j0, common, end[x], t.v + c, t.v_stride,
+                     t.out + (i0 + r + x) * t.out_stride + c, 4 * N, 1.0f, false);
+        }
+      }
+      if (full < p.value_dim) {
+        for (size_t x = 0; x < 4; ++x) {
+          TiledPvRow(d, t.pt + r + x, qb, j0, j0, end[x], t.v + full, t.v_stride,
+                     t.out + (i0 + r + x) * t.out_stride + full, p.value_dim - full, t.alpha[r + x], true);
+        }
+      }
+    }
+    for (; r < nb; ++r) {
+      const size_t n_row = internal::VisibleKeys(p, i0 + r);
+      const size_t end = n_row < j0 ? j0 : (n_row < j1 ? n_row : j1);
+      TiledPvRow(d, t.pt + r, qb, j0, j0, end, t.v, t.v_stride, t.out + (i0 + r) * t.out_stride, p.value_dim,
+                 t.alpha[r], true);
+    }
+  }
+
+  // Divide by l (rows that saw no key stay 0); recompute rows that met a NaN or +inf score.
+  hn::StoreU(l0, d, t.lsum);
+  if (kTwo) hn::StoreU(l1, d, t.lsum + N);
+  hn::StoreU(hn::IfThenElseZero(bad, hn::Set(d, 1.0f)), d, t.alpha);
+  // (bad is one mask over both vectors' lanes ORed together: a flagged lane is checked in both halves)
+  if (kTwo) hn::StoreU(hn::IfThenElseZero(bad, hn::Set(d, 1.0f)), d, t.alpha + N);
+  const auto any_bad = !hn::AllFalse(d, bad);
+  for (size_t r = 0; r < nb; ++r) {
+    float* out_row = t.out + (i0 + r) * t.out_stride;
+    if (any_bad && t.alpha[r] != 0.0f) {
+      TiledRowFallback(t, i0 + r);
+      continue;
+    }
+    const float l = t.lsum[r];
+    if (l == 0.0f) continue;
+    const auto vl = hn::Set(d, l);
+    for (size_t c = 0; c < p.value_dim; c += N) {
+      const size_t lanes = p.value_dim - c < N ? p.value_dim - c : N;
+      if (lanes == N) {
+        hn::StoreU(hn::Div(hn::LoadU(d, out_row + c), vl), d, out_row + c);
+      } else {
+        StoreTail(d, hn::Div(LoadTail(d, out_row + c, lanes), vl), out_row + c, lanes);
+      }
+    }
+  }
+}
+
+inline void TiledAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                           float* out, float* ws) {
+  const TiledTag d;
+  const size_t N = hn::Lanes(d);
+  const bool two = p.q_len > N;
+  const size_t qb = two ? 2 * N : N;
+  TiledProblem t;
+  t.p = &p;
+  t.q_stride = p.num_heads * p.head_dim;
+  t.k_stride = p.num_kv_heads * p.head_dim;
+  t.v_stride = p.num_kv_heads * p.value_dim;
+  t.out_stride = p.num_heads * p.value_dim;
+  t.key_tile = internal::TiledKeys(p.kv_len);
+  t.qt = ws;
+  t.pt = t.qt + p.head_dim * qb;
+  t.alpha = t.pt + t.key_tile * qb;
+  t.lsum = t.alpha + qb;
+  const size_t group = p.num_heads / p.num_kv_heads;
+  for (size_t h = 0; h < p.num_heads; ++h) {
+    const size_t g = h / group;
+    t.q = q + h * p.head_dim;
+    t.k = k + g * p.head_dim;
+    t.v = v + g * p.value_dim;
+    t.out = out + h * p.value_dim;
+    for (size_t i0 = 0; i0 < p.q_len; i0 += qb) {
+      const size_t nb = p.q_len - i0 < qb ? p.q_len - i0 : qb;
+      if (two) {
+        TiledBlock<true>(t, i0, nb);
+      } else {
+        TiledBlock<false>(t, i0, nb);
+      }
+    }
+  }
+}
+
 inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                              float* out, float* scores) {
+  if (p.mask == nullptr && p.q_len >= kAttentionTiledMinQueries && p.kv_len < (size_t{1} << 24)) {
+    return TiledAttention(p, q, k, v, out, scores);
+  }
   internal::AttentionRows<SimdAttentionKernels>(p, q, k, v, out, scores);
 }
 

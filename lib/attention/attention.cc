@@ -36,7 +36,7 @@ Status CheckDesc(const AttentionDesc& desc, bool with_workspace, internal::Atten
       !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
       !internal::FloatBytes(desc.q_len, desc.kv_len, 1, &bytes->mask) ||
       !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights) ||
-      (with_workspace && AttentionWorkspaceBytes(desc.kv_len) == 0)) {
+      (with_workspace && AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim) == 0)) {
     return Status::kInvalidShape;
   }
   if (desc.num_heads % kv_heads != 0) return Status::kInvalidArgument;
@@ -63,7 +63,7 @@ Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k,
   AttentionBytes bytes;
   const Status status = CheckDesc(desc, true, problem, &bytes);
   if (status != Status::kOk) return status;
-  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.kv_len);
+  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim);
   if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
   if (workspace == nullptr) return Status::kNullPointer;
 
@@ -104,7 +104,9 @@ HWY_EXPORT(AttentionWeightsForward);
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept {
   internal::AttentionProblem problem;
   AttentionBytes bytes;
-  return CheckDesc(desc, true, &problem, &bytes) == Status::kOk ? AttentionWorkspaceBytes(desc.kv_len) : 0;
+  return CheckDesc(desc, true, &problem, &bytes) == Status::kOk
+             ? AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim)
+             : 0;
 }
 
 Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out, void* workspace,

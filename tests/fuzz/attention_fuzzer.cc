@@ -31,11 +31,12 @@ Status ExpectedStatus(const AttentionDesc& d, size_t workspace_size, bool with_w
     return Status::kInvalidShape;
   }
   // Attention's workspace is a byte count too (attention.h: AttentionWorkspaceBytes is 0 when it overflows).
-  if (with_workspace && edgeattn::AttentionWorkspaceBytes(d.kv_len) == 0) return Status::kInvalidShape;
+  if (with_workspace && edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim) == 0)
+    return Status::kInvalidShape;
   if (d.num_heads % kv_heads != 0) return Status::kInvalidArgument;
   if (!(d.scale >= 0.0f) || std::isinf(d.scale)) return Status::kInvalidArgument;
   if (d.mask != MaskKind::kNone && d.mask != MaskKind::kCausal) return Status::kInvalidArgument;
-  if (with_workspace && workspace_size < edgeattn::AttentionWorkspaceBytes(d.kv_len)) {
+  if (with_workspace && workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim)) {
     return Status::kWorkspaceTooSmall;
   }
   return Status::kOk;
@@ -112,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     }
   }
 
-  const size_t need = usable ? edgeattn::AttentionWorkspaceBytes(d.kv_len) : 64;
+  const size_t need = usable ? edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim) : 64;
   const size_t ws_size = short_workspace && need > 0 ? need - 1 : need;
   std::vector<unsigned char> ws(ws_size + 1);
   const size_t out_size = usable ? d.q_len * d.num_heads * d.value_dim : 4;
@@ -131,9 +132,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
                          : edgeattn::scalar::Attention(d, q.data(), k.data(), v.data(), out.data(), ws.data(), ws_size);
     const Status sw = path == 0 ? edgeattn::AttentionWeights(d, q.data(), k.data(), weights.data())
                                 : edgeattn::scalar::AttentionWeights(d, q.data(), k.data(), weights.data());
-    FUZZ_CHECK(s == expected, "%s: attention status %d, expected %d (Lq %zu Lk %zu dk %zu dv %zu heads %zu/%zu)",
-               name, static_cast<int>(s), static_cast<int>(expected), d.q_len, d.kv_len, d.head_dim, d.value_dim,
-               d.num_heads, d.num_kv_heads);
+    FUZZ_CHECK(s == expected, "%s: attention status %d, expected %d (Lq %zu Lk %zu dk %zu dv %zu heads %zu/%zu)", name,
+               static_cast<int>(s), static_cast<int>(expected), d.q_len, d.kv_len, d.head_dim, d.value_dim, d.num_heads,
+               d.num_kv_heads);
     FUZZ_CHECK(sw == expected_weights, "%s: weights status %d, expected %d (Lq %zu Lk %zu dk %zu dv %zu heads %zu/%zu)",
                name, static_cast<int>(sw), static_cast<int>(expected_weights), d.q_len, d.kv_len, d.head_dim,
                d.value_dim, d.num_heads, d.num_kv_heads);
