@@ -75,9 +75,10 @@ constexpr size_t AttentionWorkspaceBytes(size_t q_len, size_t kv_len, size_t hea
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 
 // out = softmax(q k^T * scale + additive_mask) v per query head, with causal masking if desc.mask says so.
-// Masked keys (causal, or -inf in additive_mask) are skipped: never read from k or v, so a NaN there cannot
-// reach the output. A query row that sees no key outputs zeros. Any alignment; workspace of at least
-// AttentionWorkspaceSize(desc) bytes, any alignment. Not allowed: out overlapping q, k, v, the mask or the
+// Masked keys (causal, or -inf in additive_mask) are skipped: a key masked for a query never enters that query's
+// row, so a NaN there cannot reach it; a key masked for every query is never read from k or v (the tiled path
+// reads a causally masked key when a later query of the same block sees it). A query row that sees no key
+// outputs zeros. Any alignment; workspace of at least AttentionWorkspaceSize(desc) bytes, any alignment. Not allowed: out overlapping q, k, v, the mask or the
 // workspace; the workspace overlapping an input.
 //
 // Error bound, per output element c of query row (i, h), with s_j, p_j, o_c the exact scores, weights and
