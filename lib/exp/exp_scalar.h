@@ -42,6 +42,13 @@ struct ExpConstants {
   // halves of n give normal scale factors.
   static constexpr float kClampLow = -150.0f;
   static constexpr float kClampHigh = 100.0f;
+  // The SIMD array loop's fast path (exp-inl.h) for vectors whose lanes all lie in [kFastLow, kFastHigh]: there
+  // n is in [-126, 120], one factor 2^(n+6) is normal, and scaling by 2^-6 last is exact because e^x >= FLT_MIN.
+  // The result is the same float ExpRr2P6 gives (the same roundings, scaled by powers of two).
+  static constexpr float kFastLow = -87.0f;
+  static constexpr float kFastHigh = 83.0f;
+  static constexpr float kRoundMagicFast = 12583045.0f;  // 1.5*2^23 + 127 + 6
+  static constexpr float kTwoToMinus6 = 0.015625f;
   // Largest float <= ln(FLT_MIN): from here up, 2^n >= 2^-126 is a normal float. Below, ExpRr2P6Shifted gives +0.
   static constexpr float kShiftedMinArg = -87.3365478515625f;
 };
