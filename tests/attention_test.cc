@@ -241,33 +241,39 @@ TEST_P(AttentionTest, TiledPathNeverMixesAFutureKeyIntoARow) {
   }
 }
 
-// Scores that are NaN or +inf take the tiled path's per-row fallback, which follows the softmax rules of the
-// row path: a NaN score makes its row NaN; +inf scores share the row; the other rows of the block are untouched.
-TEST_P(AttentionTest, TiledPathNonFiniteScoresFollowTheSoftmaxRules) {
-  Rng rng;
-  const AttentionDesc d = MakeDesc(20, 70, 6, 5);
-  Problem p(d, 0);
-  p.Randomize(rng);
-  // Query 3 meets key 10 with an overflowing score (+inf) and key 50 likewise: they share the row.
-  for (size_t c = 0; c < d.head_dim; ++c) {
-    p.q[3 * d.head_dim + c] = 1e20f;
-    p.k[10 * d.head_dim + c] = 1e20f;
-    p.k[50 * d.head_dim + c] = 1e20f;
-  }
-  // Query 17 holds a NaN: its row is NaN.
-  p.q[17 * d.head_dim + 2] = kNaN;
-  const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
-  for (size_t c = 0; c < d.value_dim; ++c) {
-    const float expected = 0.5f * p.v[10 * d.value_dim + c] + 0.5f * p.v[50 * d.value_dim + c];
-    EXPECT_NEAR(out[3 * d.value_dim + c], expected, 1e-6f * (std::fabs(expected) + 1)) << c;
-    EXPECT_TRUE(std::isnan(out[17 * d.value_dim + c])) << c;
-  }
-  // Every other row is finite and within the bound of its own (finite) scores.
-  for (size_t i = 0; i < d.q_len; ++i) {
-    if (i == 3 || i == 17) continue;
-    const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, 0);
+// Scores that are NaN or +inf follow the softmax rules of the row path on the other paths too: the tiled path
+// (q_len >= kAttentionTiledMinQueries) recomputes such a row alone, the small path (kv_len <= lanes) hands the
+// whole call to the row path. A NaN score makes its row NaN; +inf scores share the row; other rows are untouched.
+TEST_P(AttentionTest, NonFiniteScoresFollowTheSoftmaxRulesOnEveryPath) {
+  struct Case {
+    size_t q_len, kv_len, inf_query, key_a, key_b, nan_query;
+  };
+  for (const Case& t : {Case{20, 70, 3, 10, 50, 17}, Case{3, 4, 0, 1, 3, 2}}) {
+    Rng rng;
+    const AttentionDesc d = MakeDesc(t.q_len, t.kv_len, 6, 5);
+    Problem p(d, 0);
+    p.Randomize(rng);
+    // inf_query meets key_a and key_b with overflowing scores (+inf): they share the row.
+    for (size_t c = 0; c < d.head_dim; ++c) {
+      p.q[t.inf_query * d.head_dim + c] = 1e20f;
+      p.k[t.key_a * d.head_dim + c] = 1e20f;
+      p.k[t.key_b * d.head_dim + c] = 1e20f;
+    }
+    p.q[t.nan_query * d.head_dim + 2] = kNaN;  // its row is NaN
+    const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
     for (size_t c = 0; c < d.value_dim; ++c) {
-      EXPECT_LE(std::fabs(out[i * d.value_dim + c] - ref.out[c]), ref.bound[c]) << "row " << i << " col " << c;
+      const float expected = 0.5f * p.v[t.key_a * d.value_dim + c] + 0.5f * p.v[t.key_b * d.value_dim + c];
+      EXPECT_NEAR(out[t.inf_query * d.value_dim + c], expected, 1e-6f * (std::fabs(expected) + 1)) << c;
+      EXPECT_TRUE(std::isnan(out[t.nan_query * d.value_dim + c])) << c;
+    }
+    // Every other row is finite and within the bound of its own (finite) scores.
+    for (size_t i = 0; i < d.q_len; ++i) {
+      if (i == t.inf_query || i == t.nan_query) continue;
+      const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, 0);
+      for (size_t c = 0; c < d.value_dim; ++c) {
+        EXPECT_LE(std::fabs(out[i * d.value_dim + c] - ref.out[c]), ref.bound[c])
+            << "q_len " << t.q_len << " row " << i << " col " << c;
+      }
     }
   }
 }

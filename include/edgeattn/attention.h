@@ -40,9 +40,12 @@ struct AttentionDesc {
 // Alignment the kernels give their scratch inside the caller's workspace.
 constexpr size_t kWorkspaceAlignment = 64;
 
-// Attention has two SIMD paths (the scalar path is always the row path):
+// Attention has three SIMD paths (the scalar path is always the row path):
+//  - the small path when every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and
+//    NEON) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
+//    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache);
 //  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
-//    taken with an additive mask or with fewer than kAttentionTiledMinQueries queries (decoding);
+//    taken otherwise with an additive mask or with fewer than kAttentionTiledMinQueries queries (decoding);
 //  - the tiled path otherwise: blocks of up to 32 queries against tiles of up to 64 keys, the scores of a tile
 //    and an online softmax kept per block; its workspace depends on the block and the head width, not on L.
 constexpr size_t kAttentionTiledMinQueries = 8;
@@ -76,8 +79,9 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 
 // out = softmax(q k^T * scale + additive_mask) v per query head, with causal masking if desc.mask says so.
 // Masked keys (causal, or -inf in additive_mask) are skipped: a key masked for a query never enters that query's
-// row, so a NaN there cannot reach it; a key masked for every query is never read from k or v (the tiled path
-// reads a causally masked key when a later query of the same block sees it). A query row that sees no key
+// row, so a NaN there cannot reach it; a key masked for every query is never read from v, nor from k except on
+// the small path, which copies every key of a head and discards the masked scores (the tiled path reads a
+// causally masked key when a later query of the same block sees it). A query row that sees no key
 // outputs zeros. Any alignment; workspace of at least AttentionWorkspaceSize(desc) bytes, any alignment. Not allowed: out overlapping q, k, v, the mask or the
 // workspace; the workspace overlapping an input.
 //

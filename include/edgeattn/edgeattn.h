@@ -73,7 +73,8 @@ size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
  *  - Causal masking is bottom-right aligned: query i sees key j iff j <= i + kv_len - q_len.
  *  - additive_mask is added to the scaled scores of every head; an entry of -inf masks that key for that query.
  *  - A key masked for a query never enters that query's row (a NaN there cannot reach it); a key masked for
- *    every query is never read from k or v. A query row that sees no key outputs zeros.
+ *    every query is never read from v, nor from k except by the small path (kv_len up to one vector), which
+ *    discards its scores. A query row that sees no key outputs zeros.
  *  - out must not overlap q, k, v, additive_mask or the workspace; the workspace must not overlap the inputs.
  *  Error bound: see attention.h (componentwise, in terms of the softmax weights; on random N(0,1) data the
  *  relative L2 error per output row is about 2e-7 to 5e-7). */

@@ -473,8 +473,105 @@ inline void TiledAttention(const internal::AttentionProblem& p, const float* q, 
   }
 }
 
+// ---- Small path: every key of a row fits in one vector (kv_len <= lanes).
+//
+// The row path spends a tiny row's time in latency, not arithmetic: the scores go to the workspace and come
+// back three times (masked stores do not forward to the loads behind them), and every row reduces its dot
+// products one key at a time. Here K^T of the head (head_dim vectors of kv_len lanes, on the stack) is
+// copied once per KV head; a query's scores are head_dim FMAs into one vector (queries pre-scaled, as on the
+// tiled path), and its softmax runs in that register with the row path's operations (exp with the rounding of
+// s - m folded in, double or compensated sum, corrected division). An additive mask is added to the scores as on
+// the row path, and P V skips the keys it masks (a NaN in such a key's v never enters the row; its k is
+// copied, but its score is replaced by -inf). The numerics are the row path's, so
+// attention.h's bound holds unchanged. A row whose scores hold a NaN or an infinity makes SmallAttention
+// return false before the caller's row path recomputes the whole call (outputs never alias inputs).
+constexpr size_t kSmallKtFloats = 256;  // stack floats for K^T: head_dim * lanes must fit
+
+inline bool SmallAttentionApplies(const internal::AttentionProblem& p) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  return p.kv_len <= N && p.head_dim <= kSmallKtFloats / N;
+}
+
+inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                           float* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const size_t group = p.num_heads / p.num_kv_heads;
+  const size_t q_stride = p.num_heads * p.head_dim;
+  const size_t k_stride = p.num_kv_heads * p.head_dim;
+  const size_t v_stride = p.num_kv_heads * p.value_dim;
+  const size_t out_stride = p.num_heads * p.value_dim;
+  HWY_ALIGN float kt[kSmallKtFloats];
+  HWY_ALIGN float weights[HWY_MAX_BYTES / sizeof(float)] = {};
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  for (size_t g = 0; g < p.num_kv_heads; ++g) {
+    // K^T by scalar copies: on this suite's Xeon a 16-lane gather cost more than the rest of a 4x4 call
+    // (microcode-assisted gathers). Padding lanes are 0; their scores are replaced by -inf below.
+    for (size_t c = 0; c < p.head_dim; ++c) hn::Store(hn::Zero(d), d, kt + c * N);
+    for (size_t j = 0; j < p.kv_len; ++j) {
+      const float* k_row = k + j * k_stride + g * p.head_dim;
+      for (size_t c = 0; c < p.head_dim; ++c) kt[c * N + j] = k_row[c];
+    }
+    const float* v_head = v + g * p.value_dim;
+    for (size_t h = g * group; h < (g + 1) * group; ++h) {
+      for (size_t i = 0; i < p.q_len; ++i) {
+        const size_t n = internal::VisibleKeys(p, i);
+        float* out_row = out + i * out_stride + h * p.value_dim;
+        if (n == 0) {
+          internal::FillRow(out_row, p.value_dim, 0.0f);
+          continue;
+        }
+        const float* q_row = q + i * q_stride + h * p.head_dim;
+        auto s = hn::Zero(d);
+        for (size_t c = 0; c < p.head_dim; ++c)
+          s = hn::MulAdd(hn::Set(d, q_row[c] * p.scale), hn::Load(d, kt + c * N), s);
+        const float* mask_row = p.mask != nullptr ? p.mask + i * p.kv_len : nullptr;
+        if (mask_row != nullptr) {
+          const auto bias = LoadTail(d, mask_row, p.kv_len);
+          const auto masked = hn::Eq(bias, neg_inf);
+          if (hn::AllTrue(d, hn::Or(masked, hn::Not(hn::FirstN(d, n))))) {  // the mask hides every key
+            internal::FillRow(out_row, p.value_dim, 0.0f);
+            continue;
+          }
+          s = hn::IfThenElse(masked, neg_inf, hn::Add(s, bias));
+        }
+        s = hn::IfThenElse(hn::FirstN(d, n), s, neg_inf);
+        const float m = hn::GetLane(hn::MaxOfLanes(d, s));
+        if (!internal::IsFinite(m)) return false;
+        const auto e = ExpMinusMax(d, s, hn::Set(d, -m));
+        const RowSumD<decltype(d)> ds;
+        auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
+        RowSumAdd(d, e, acc0, acc1);
+        const float total = RowSumTotal(d, acc0, acc1);
+        if (!(total > 0.0f)) return false;  // NaN among the scores
+        const auto vtotal = hn::Set(d, total);
+        const auto vinv = hn::Set(d, 1.0f / total);
+        const auto quotient = hn::Mul(e, vinv);
+        hn::Store(hn::MulAdd(hn::NegMulAdd(quotient, vtotal, e), vinv, quotient), d, weights);
+        for (size_t c = 0; c < p.value_dim; c += N) {
+          const size_t width = p.value_dim - c < N ? p.value_dim - c : N;
+          auto a = hn::Zero(d);
+          for (size_t j = 0; j < n; ++j) {
+            if (internal::KeyMasked(mask_row, j)) continue;
+            const float* v_row = v_head + j * v_stride + c;
+            a = hn::MulAdd(hn::Set(d, weights[j]), width == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, width), a);
+          }
+          if (width == N) {
+            hn::StoreU(a, d, out_row + c);
+          } else {
+            StoreTail(d, a, out_row + c, width);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                              float* out, float* scores) {
+  if (SmallAttentionApplies(p) && SmallAttention(p, q, k, v, out)) return;
   if (p.mask == nullptr && p.q_len >= kAttentionTiledMinQueries && p.kv_len < (size_t{1} << 24)) {
     return TiledAttention(p, q, k, v, out, scores);
   }
