@@ -59,15 +59,15 @@ TEST_P(ExpTest, EveryLengthMisalignmentAndInPlace) {
   }
 }
 
-// Inputs in [-87, 83] only: vectors whose lanes are all in that range take the SIMD loop's fast path
+// Inputs in [-87, 43] only: vectors whose lanes are all in that range take the SIMD loop's fast path
 // (ExpRr2P6InRange), which the mixed inputs above reach only now and then.
 TEST_P(ExpTest, FastRangeEveryLength) {
   Rng rng;
   double max_ulp = 0;
   for (size_t n = 0; n <= kMaxTailTestLength; ++n) {
     GuardedBuffer in(n, n % 4), out(n, (n + 1) % 4);
-    for (size_t i = 0; i < n; ++i) in[i] = rng.Uniform(-87.0f, 83.0f);
-    if (n > 2) in[0] = -87.0f, in[1] = 83.0f;  // the ends of the fast range
+    for (size_t i = 0; i < n; ++i) in[i] = rng.Uniform(-87.0f, 43.0f);
+    if (n > 2) in[0] = -87.0f, in[1] = 43.0f;  // the ends of the fast range
     ASSERT_EQ(api().exp(in.data(), out.data(), n), Status::kOk);
     for (size_t i = 0; i < n; ++i) max_ulp = std::max(max_ulp, CheckOne(in[i], out[i]));
     EXPECT_TRUE(in.GuardsIntact() && out.GuardsIntact()) << "n=" << n;

@@ -42,7 +42,7 @@ constexpr size_t kWorkspaceAlignment = 64;
 
 // Attention has three SIMD paths (the scalar path is always the row path):
 //  - the small path when every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and
-//    NEON) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
+//    NEON; not on the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
 //    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache);
 //  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
 //    taken otherwise with an additive mask or with fewer than kAttentionTiledMinQueries queries (decoding);

@@ -485,12 +485,18 @@ inline void TiledAttention(const internal::AttentionProblem& p, const float* q, 
 // copied, but its score is replaced by -inf). The numerics are the row path's, so
 // attention.h's bound holds unchanged. A row whose scores hold a NaN or an infinity makes SmallAttention
 // return false before the caller's row path recomputes the whole call (outputs never alias inputs).
-constexpr size_t kSmallKtFloats = 256;  // stack floats for K^T: head_dim * lanes must fit
+// Stack floats for K^T (head_dim * lanes must fit). Off on the SCALAR and EMU128 targets (microcontrollers: one
+// lane, or emulated vectors), whose stack budget (tests/stack_usage) the 1 KiB would break.
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+constexpr size_t kSmallKtFloats = 1;
+#else
+constexpr size_t kSmallKtFloats = 256;
+#endif
 
 inline bool SmallAttentionApplies(const internal::AttentionProblem& p) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  return p.kv_len <= N && p.head_dim <= kSmallKtFloats / N;
+  return kSmallKtFloats > 1 && p.kv_len <= N && p.head_dim <= kSmallKtFloats / N;
 }
 
 inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,

@@ -77,14 +77,14 @@ template <class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpRr2P6InRange(D d, V x) {
   using C = internal::ExpConstants;
   const hn::RebindToSigned<D> di;
-  const V magic = hn::Set(d, C::kRoundMagicFast);
+  const V magic = hn::Set(d, C::kRoundMagicBiased);
   const V t = hn::MulAdd(x, hn::Set(d, C::kLog2e), magic);
   const V n_float = hn::Sub(t, magic);
   V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), x);
   r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
   const V p = ExpPolynomial(d, r);
-  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+6)
-  return hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus6));
+  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64)
+  return hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus64));
 }
 
 template <class D, class V = hn::VFromD<D>>

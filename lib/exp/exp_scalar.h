@@ -43,12 +43,11 @@ struct ExpConstants {
   static constexpr float kClampLow = -150.0f;
   static constexpr float kClampHigh = 100.0f;
   // The SIMD array loop's fast path (exp-inl.h) for vectors whose lanes all lie in [kFastLow, kFastHigh]: there
-  // n is in [-126, 120], one factor 2^(n+6) is normal, and scaling by 2^-6 last is exact because e^x >= FLT_MIN.
-  // The result is the same float ExpRr2P6 gives (the same roundings, scaled by powers of two).
+  // n is in [-126, 62], the one factor 2^(n+64) is normal and never smaller than ExpRr2P6's 2^(n>>1) (so no
+  // subnormal intermediate where ExpRr2P6 has none, which matters where subnormals flush to zero), and scaling
+  // by 2^-64 last is exact because e^x >= FLT_MIN. The result is the float ExpRr2P6 gives.
   static constexpr float kFastLow = -87.0f;
-  static constexpr float kFastHigh = 83.0f;
-  static constexpr float kRoundMagicFast = 12583045.0f;  // 1.5*2^23 + 127 + 6
-  static constexpr float kTwoToMinus6 = 0.015625f;
+  static constexpr float kFastHigh = 43.0f;
   // Largest float <= ln(FLT_MIN): from here up, 2^n >= 2^-126 is a normal float. Below, ExpRr2P6Shifted gives +0.
   static constexpr float kShiftedMinArg = -87.3365478515625f;
 };
