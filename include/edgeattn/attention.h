@@ -40,12 +40,15 @@ struct AttentionDesc {
 // Alignment the kernels give their scratch inside the caller's workspace.
 constexpr size_t kWorkspaceAlignment = 64;
 
-// Attention has three SIMD paths (the scalar path is always the row path):
+// Attention has four SIMD paths (the scalar path is always the row path):
 //  - the small path when every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and
 //    NEON; not on the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
 //    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache);
 //  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
-//    taken otherwise with an additive mask or with fewer than kAttentionTiledMinQueries queries (decoding);
+//    taken otherwise with an additive mask;
+//  - the decode path without an additive mask and with fewer than kAttentionTiledMinQueries queries (decoding
+//    against a KV cache): each query row streams its visible keys once, in tiles of 64 keys (their scores in
+//    the workspace, an online softmax across tiles, P V of the tile into the output row);
 //  - the tiled path otherwise: blocks of up to 32 queries against tiles of up to 64 keys, the scores of a tile
 //    and an online softmax kept per block; its workspace depends on the block and the head width, not on L.
 constexpr size_t kAttentionTiledMinQueries = 8;
@@ -93,7 +96,7 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 //   eta   = 2^-21                                                                 (softmax: 4 ULP relative)
 // to first order in u. The first term is the conditioning of softmax (score errors move weight between keys,
 // which matters as far as v_j differs from the output); the second is rounding of the weights and of the
-// weighted sum. The row path sums keys in blocks of 32, the tiled path in tiles of 64; the tiled path's online
+// weighted sum. The row path sums keys in blocks of 32, the tiled and decode paths in tiles of 64; their online
 // softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per tile (|J|/64 times, <= 6u each:
 // the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
 // widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when

@@ -7,6 +7,7 @@
 #define EDGEATTN_LIB_ATTENTION_ATTENTION_INL_H_
 #endif
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -473,6 +474,199 @@ inline void TiledAttention(const internal::AttentionProblem& p, const float* q, 
   }
 }
 
+// ---- Decode path: fewer than kAttentionTiledMinQueries queries, no additive mask (decoding against a KV
+// cache). The row path spends most of such a call on per-key overhead: a general-length dot product with
+// its loop tails and horizontal sum per key, the row's scores stored, reloaded for the softmax and again
+// for P V, and K and V streamed in two separate passes. Here each query row streams its keys once in tiles
+// of kDecodeTile: the scores of a tile (four keys at a time, one accumulator vector per key), an online
+// softmax across tiles (the tiled path's: the row's earlier output and sum rescaled by e^(m_old - m_new) at
+// most once per tile), and P V of the tile into the output row (four vectors of columns at a time, two
+// accumulators each), so a tile's K rows and V rows are read back to back. The numerics are the tiled path's
+// with a one-query block, so attention.h's bound holds unchanged. A tile with a non-finite score (NaN, an
+// infinity) hands the row to TiledRowFallback, which follows the softmax rules.
+constexpr size_t kDecodeTile = 64;  // keys per online-softmax step, as the tiled path's tile
+
+// Scores of keys [0, n) (n <= kDecodeTile) against q_row, times scale, into s.
+template <class D>
+HWY_INLINE void DecodeScores(D d, const float* q_row, const float* k, size_t k_stride, size_t head_dim, size_t n,
+                             float scale, float* s) {
+  const size_t N = hn::Lanes(d);
+  const size_t full = head_dim - head_dim % N;
+  const size_t rest = head_dim - full;
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* k0 = k + j * k_stride;
+    const float* k1 = k0 + k_stride;
+    const float* k2 = k1 + k_stride;
+    const float* k3 = k2 + k_stride;
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (size_t c = 0; c < full; c += N) {
+      const auto qc = hn::LoadU(d, q_row + c);
+      a0 = hn::MulAdd(qc, hn::LoadU(d, k0 + c), a0);
+      a1 = hn::MulAdd(qc, hn::LoadU(d, k1 + c), a1);
+      a2 = hn::MulAdd(qc, hn::LoadU(d, k2 + c), a2);
+      a3 = hn::MulAdd(qc, hn::LoadU(d, k3 + c), a3);
+    }
+    if (rest != 0) {
+      const auto qc = LoadTail(d, q_row + full, rest);  // lanes past head_dim are 0 in q and in k
+      a0 = hn::MulAdd(qc, LoadTail(d, k0 + full, rest), a0);
+      a1 = hn::MulAdd(qc, LoadTail(d, k1 + full, rest), a1);
+      a2 = hn::MulAdd(qc, LoadTail(d, k2 + full, rest), a2);
+      a3 = hn::MulAdd(qc, LoadTail(d, k3 + full, rest), a3);
+    }
+    s[j] = hn::GetLane(hn::SumOfLanes(d, a0)) * scale;
+    s[j + 1] = hn::GetLane(hn::SumOfLanes(d, a1)) * scale;
+    s[j + 2] = hn::GetLane(hn::SumOfLanes(d, a2)) * scale;
+    s[j + 3] = hn::GetLane(hn::SumOfLanes(d, a3)) * scale;
+  }
+  for (; j < n; ++j) s[j] = Dot(d, q_row, k + j * k_stride, head_dim) * scale;
+}
+
+// Largest of the n >= 1 scores in s, or NaN if one of them is not finite (NaN or an infinity).
+template <class D>
+HWY_INLINE float DecodeTileMax(D d, const float* s, size_t n) {
+  const size_t N = hn::Lanes(d);
+  const auto lowest = hn::Set(d, -FLT_MAX);
+  const auto inf = hn::Set(d, internal::kInfinity);
+  auto m = lowest;
+  auto bad = hn::Not(hn::Lt(m, inf));  // all false
+  size_t j = 0;
+  for (; j + N <= n; j += N) {
+    const auto x = hn::LoadU(d, s + j);
+    bad = hn::Or(bad, hn::Not(hn::Lt(hn::Abs(x), inf)));  // |x| < inf rejects NaN and both infinities
+    m = hn::Max(m, x);
+  }
+  if (j < n) {
+    const auto x = hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, s + j, n - j), lowest);
+    bad = hn::Or(bad, hn::Not(hn::Lt(hn::Abs(x), inf)));
+    m = hn::Max(m, x);
+  }
+  if (!hn::AllFalse(d, bad)) return internal::kQuietNaN;
+  // Every lane is finite here (EMU128's MaxOfLanes, which starts from -FLT_MAX, is then exact too).
+  return hn::GetLane(hn::MaxOfLanes(d, m));
+}
+
+// out_row[c] = (rescale ? out_row[c] * alpha : 0) + sum_{j < n} p_j v_j[c] for c < width.
+template <class D>
+HWY_INLINE void DecodePv(D d, const float* p, size_t n, const float* v, size_t v_stride, float* out_row, size_t width,
+                         float alpha, bool rescale) {
+  const size_t N = hn::Lanes(d);
+  const auto va = hn::Set(d, alpha);
+  size_t c = 0;
+  for (; c + 4 * N <= width; c += 4 * N) {
+    // Two accumulators per column vector (even and odd keys): eight independent FMA chains.
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
+    size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      const float* r0 = v + j * v_stride + c;
+      const float* r1 = r0 + v_stride;
+      const auto p0 = hn::Set(d, p[j]), p1 = hn::Set(d, p[j + 1]);
+      a0 = hn::MulAdd(p0, hn::LoadU(d, r0), a0);
+      a1 = hn::MulAdd(p0, hn::LoadU(d, r0 + N), a1);
+      a2 = hn::MulAdd(p0, hn::LoadU(d, r0 + 2 * N), a2);
+      a3 = hn::MulAdd(p0, hn::LoadU(d, r0 + 3 * N), a3);
+      b0 = hn::MulAdd(p1, hn::LoadU(d, r1), b0);
+      b1 = hn::MulAdd(p1, hn::LoadU(d, r1 + N), b1);
+      b2 = hn::MulAdd(p1, hn::LoadU(d, r1 + 2 * N), b2);
+      b3 = hn::MulAdd(p1, hn::LoadU(d, r1 + 3 * N), b3);
+    }
+    if (j < n) {
+      const float* r0 = v + j * v_stride + c;
+      const auto p0 = hn::Set(d, p[j]);
+      a0 = hn::MulAdd(p0, hn::LoadU(d, r0), a0);
+      a1 = hn::MulAdd(p0, hn::LoadU(d, r0 + N), a1);
+      a2 = hn::MulAdd(p0, hn::LoadU(d, r0 + 2 * N), a2);
+      a3 = hn::MulAdd(p0, hn::LoadU(d, r0 + 3 * N), a3);
+    }
+    a0 = hn::Add(a0, b0), a1 = hn::Add(a1, b1), a2 = hn::Add(a2, b2), a3 = hn::Add(a3, b3);
+    float* o = out_row + c;
+    if (rescale) {
+      a0 = hn::MulAdd(hn::LoadU(d, o), va, a0), a1 = hn::MulAdd(hn::LoadU(d, o + N), va, a1);
+      a2 = hn::MulAdd(hn::LoadU(d, o + 2 * N), va, a2), a3 = hn::MulAdd(hn::LoadU(d, o + 3 * N), va, a3);
+    }
+    hn::StoreU(a0, d, o), hn::StoreU(a1, d, o + N), hn::StoreU(a2, d, o + 2 * N), hn::StoreU(a3, d, o + 3 * N);
+  }
+  if (c < width) {
+    if (!rescale) internal::FillRow(out_row + c, width - c, 0.0f);
+    TiledPvRow(d, p, 1, 0, 0, n, v + c, v_stride, out_row + c, width - c, alpha, rescale);
+  }
+}
+
+// Query row i of head h (t.q, t.k, t.v, t.out point at that head); s: kDecodeTile floats of workspace.
+template <class D>
+HWY_INLINE void DecodeRow(D d, const TiledProblem& t, size_t i, float* s) {
+  const internal::AttentionProblem& p = *t.p;
+  const size_t N = hn::Lanes(d);
+  const size_t n = internal::VisibleKeys(p, i);
+  const float* q_row = t.q + i * t.q_stride;
+  float* out_row = t.out + i * t.out_stride;
+  if (n == 0) return internal::FillRow(out_row, p.value_dim, 0.0f);
+  float m = -internal::kInfinity, l = 0.0f;
+  for (size_t j0 = 0; j0 < n; j0 += kDecodeTile) {
+    const size_t nb = n - j0 < kDecodeTile ? n - j0 : kDecodeTile;
+    const float* k_tile = t.k + j0 * t.k_stride;
+    DecodeScores(d, q_row, k_tile, t.k_stride, p.head_dim, nb, p.scale, s);
+    const float tile_max = DecodeTileMax(d, s, nb);
+    if (tile_max != tile_max) return TiledRowFallback(t, i);
+    const float m_new = tile_max > m ? tile_max : m;
+    // Scores are finite here, so m_new is too; alpha = e^(m - m_new) with the rounding of the difference folded
+    // in, as for every weight (0 for the first tile: m = -inf).
+    const float alpha =
+        j0 == 0 ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
+    const auto neg_m = hn::Set(d, -m_new);
+    auto sum = hn::Zero(d);
+    size_t j = 0;
+    for (; j + N <= nb; j += N) {
+      const auto e = ExpMinusMax(d, hn::LoadU(d, s + j), neg_m);
+      hn::StoreU(e, d, s + j);
+      sum = hn::Add(sum, e);
+    }
+    if (j < nb) {
+      const auto x =
+          hn::IfThenElse(hn::FirstN(d, nb - j), LoadTail(d, s + j, nb - j), hn::Set(d, -internal::kInfinity));
+      const auto e = ExpMinusMax(d, x, neg_m);  // padding lanes: e^-inf = 0
+      StoreTail(d, e, s + j, nb - j);
+      sum = hn::Add(sum, e);
+    }
+    const float tile_sum = hn::GetLane(hn::SumOfLanes(d, sum));
+    l = j0 == 0 ? tile_sum : l * alpha + tile_sum;
+    m = m_new;
+    DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, out_row, p.value_dim, alpha, j0 != 0);
+  }
+  // l >= 1: the key at the running max contributes e^0.
+  const auto vl = hn::Set(d, l);
+  for (size_t c = 0; c < p.value_dim; c += N) {
+    const size_t lanes = p.value_dim - c < N ? p.value_dim - c : N;
+    if (lanes == N) {
+      hn::StoreU(hn::Div(hn::LoadU(d, out_row + c), vl), d, out_row + c);
+    } else {
+      StoreTail(d, hn::Div(LoadTail(d, out_row + c, lanes), vl), out_row + c, lanes);
+    }
+  }
+}
+
+inline void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                            float* out, float* s) {
+  const hn::ScalableTag<float> d;
+  TiledProblem t{};
+  t.p = &p;
+  t.q_stride = p.num_heads * p.head_dim;
+  t.k_stride = p.num_kv_heads * p.head_dim;
+  t.v_stride = p.num_kv_heads * p.value_dim;
+  t.out_stride = p.num_heads * p.value_dim;
+  const size_t group = p.num_heads / p.num_kv_heads;
+  for (size_t h = 0; h < p.num_heads; ++h) {
+    const size_t g = h / group;
+    t.q = q + h * p.head_dim;
+    t.k = k + g * p.head_dim;
+    t.v = v + g * p.value_dim;
+    t.out = out + h * p.value_dim;
+    for (size_t i = 0; i < p.q_len; ++i) DecodeRow(d, t, i, s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // ---- Small path: every key of a row fits in one vector (kv_len <= lanes).
 //
 // The row path spends a tiny row's time in latency, not arithmetic: the scores go to the workspace and come
@@ -581,6 +775,7 @@ inline void AttentionForward(const internal::AttentionProblem& p, const float* q
   if (p.mask == nullptr && p.q_len >= kAttentionTiledMinQueries && p.kv_len < (size_t{1} << 24)) {
     return TiledAttention(p, q, k, v, out, scores);
   }
+  if (p.mask == nullptr) return DecodeAttention(p, q, k, v, out, scores);
   internal::AttentionRows<SimdAttentionKernels>(p, q, k, v, out, scores);
 }
 
