@@ -263,6 +263,108 @@ HWY_INLINE V TiledSoftmaxUpdate(D d, float* pt, size_t qb, size_t n, V tile_max,
   return alpha;
 }
 
+// Packing Q^T: N x N squares transposed in registers. The gathers this replaced (one per column of Q^T) are
+// microcode-assisted on some x86 cores and took a third of an L = 16 call (docs/performance.md, step 9).
+// Off on SCALAR (one lane) and EMU128 (no permutes; small-stack targets), where scalar copies pack Q^T.
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+constexpr bool kTiledTranspose = false;
+template <class D>
+void TransposeScaledSquares(D, const float*, size_t, size_t, size_t, float, float*, size_t) {}
+#else
+constexpr bool kTiledTranspose = true;
+constexpr size_t kTransposeLanes = HWY_MAX_BYTES / sizeof(float) < 16 ? HWY_MAX_BYTES / sizeof(float) : 16;
+
+// dst[c * dst_stride + r] = src[r * src_stride + c] * scale for rows r < rows and columns c < cols, both
+// multiples of the lane count N (full vectors of d: ConcatEven/ConcatOdd are exact only on full vectors).
+// One square is log2(N) rounds over its N rows: row i of a round's output takes the even lanes of input
+// rows 2i and 2i+1, row i + N/2 their odd lanes. Each round rotates the bits of (row, lane) by one place, so
+// after log2(N) rounds element (r, c) of the square sits in lane r of row c. Bitwise the products the scalar
+// copy would store. Fixed-width targets keep a square in registers; SVE's (and RVV's) vectors cannot form arrays, so
+// there each round goes through a buffer on the stack.
+#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || HWY_TARGET == HWY_SVE2_128 || \
+    HWY_TARGET == HWY_RVV
+template <class D>
+HWY_INLINE void TransposeScaledSquare(D d, const float* in, size_t in_stride, float scale, float* out,
+                                      size_t out_stride) {
+  const size_t N = hn::Lanes(d);
+  const size_t half = N / 2;
+  HWY_ALIGN float buf[2][kTransposeLanes * kTransposeLanes];
+  const auto vscale = hn::Set(d, scale);
+  size_t round = 0;
+  for (size_t width = N; width > 1; width /= 2, ++round) {
+    const bool first = width == N, last = width == 2;
+    float* dst = last ? out : buf[round & 1];
+    const size_t dst_stride = last ? out_stride : N;
+    for (size_t i = 0; i < half; ++i) {
+      auto lo = hn::LoadU(d, in + 2 * i * in_stride), hi = hn::LoadU(d, in + (2 * i + 1) * in_stride);
+      if (first) lo = hn::Mul(lo, vscale), hi = hn::Mul(hi, vscale);
+      hn::StoreU(hn::ConcatEven(d, hi, lo), d, dst + i * dst_stride);
+      hn::StoreU(hn::ConcatOdd(d, hi, lo), d, dst + (i + half) * dst_stride);
+    }
+    in = dst;
+    in_stride = N;
+  }
+}
+#else
+template <class D>
+HWY_INLINE void TransposeScaledSquare(D d, const float* in, size_t in_stride, float scale, float* out,
+                                      size_t out_stride) {
+  constexpr size_t kN = hn::MaxLanes(D());
+  using V = hn::Vec<D>;
+  const auto vscale = hn::Set(d, scale);
+  V a[kN], b[kN];
+  for (size_t i = 0; i < kN; ++i) a[i] = hn::Mul(hn::LoadU(d, in + i * in_stride), vscale);
+  for (size_t width = kN; width > 1; width /= 2) {
+    for (size_t i = 0; i < kN / 2; ++i) {
+      b[i] = hn::ConcatEven(d, a[2 * i + 1], a[2 * i]);
+      b[i + kN / 2] = hn::ConcatOdd(d, a[2 * i + 1], a[2 * i]);
+    }
+    for (size_t i = 0; i < kN; ++i) a[i] = b[i];
+  }
+  for (size_t i = 0; i < kN; ++i) hn::StoreU(a[i], d, out + i * out_stride);
+}
+#endif
+
+template <class D>
+HWY_NOINLINE void TransposeScaledSquares(D d, const float* src, size_t src_stride, size_t rows, size_t cols,
+                                         float scale, float* dst, size_t dst_stride) {
+  const size_t N = hn::Lanes(d);
+  for (size_t r0 = 0; r0 < rows; r0 += N) {
+    for (size_t c0 = 0; c0 < cols; c0 += N) {
+      TransposeScaledSquare(d, src + r0 * src_stride + c0, src_stride, scale, dst + c0 * dst_stride + r0, dst_stride);
+    }
+  }
+}
+#endif
+
+// out_row[c] /= l for c < width, 1 <= l < 2^24 (the online softmax's sum: the key at the running max adds
+// e^0). With FMA: one reciprocal per row and, per vector, q = x (1/l) corrected once, q += (x - q l) (1/l),
+// the residual exact (Markstein's correction step: the result is x / l correctly rounded; 0 differences from
+// a division in 2e8 random pairs with 1 <= l < 2^24). A vector division costs 10-16 cycles per vector on
+// AVX-512 cores: 14% of an L = 16 call (docs/performance.md, step 9). Without FMA the residual is not exact:
+// those targets divide.
+template <class D>
+HWY_INLINE void DivideRow(D d, float* out_row, size_t width, float l) {
+  const size_t N = hn::Lanes(d);
+  const auto vl = hn::Set(d, l), vinv = hn::Set(d, 1.0f / l);
+  for (size_t c = 0; c < width; c += N) {
+    const size_t lanes = width - c < N ? width - c : N;
+    const auto x = lanes == N ? hn::LoadU(d, out_row + c) : LoadTail(d, out_row + c, lanes);
+#if HWY_NATIVE_FMA
+    const auto q = hn::Mul(x, vinv);
+    const auto quotient = hn::MulAdd(hn::NegMulAdd(q, vl, x), vinv, q);
+#else
+    (void)vinv;
+    const auto quotient = hn::Div(x, vl);
+#endif
+    if (lanes == N) {
+      hn::StoreU(quotient, d, out_row + c);
+    } else {
+      StoreTail(d, quotient, out_row + c, lanes);
+    }
+  }
+}
+
 // One block of nb queries (rows i0.. of the head) over all its visible keys; kTwo: two query vectors.
 template <bool kTwo>
 void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
@@ -274,24 +376,14 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
   const size_t head_dim = p.head_dim;
 
   // Q^T of the block, scaled; padding lanes are 0. Visible key counts per lane (0 for padding lanes).
-  const auto vscale = hn::Set(d, p.scale);
-  const bool gather = nb == qb && (qb - 1) * t.q_stride < (size_t{1} << 31);
-  if (gather) {
-    // Full block: one gather per vector of Q^T.
-    const auto index = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(t.q_stride)));
-    const float* q0 = t.q + i0 * t.q_stride;
-    for (size_t c = 0; c < head_dim; ++c) {
-      hn::StoreU(hn::Mul(hn::GatherIndex(d, q0 + c, index), vscale), d, t.qt + c * qb);
-      if constexpr (kTwo) {
-        hn::StoreU(hn::Mul(hn::GatherIndex(d, q0 + N * t.q_stride + c, index), vscale), d, t.qt + c * qb + N);
-      }
-    }
-  }
+  const bool squares = kTiledTranspose && nb == qb && hn::Lanes(d) == hn::Lanes(hn::ScalableTag<float>());
+  const size_t c_squares = squares ? head_dim - head_dim % N : 0;  // columns packed by TransposeScaledSquares
+  if (squares) TransposeScaledSquares(d, t.q + i0 * t.q_stride, t.q_stride, nb, c_squares, p.scale, t.qt, qb);
   for (size_t r = 0; r < qb; ++r) {
-    if (!gather && r < nb) {
+    if (r < nb) {
       const float* q_row = t.q + (i0 + r) * t.q_stride;
-      for (size_t c = 0; c < head_dim; ++c) t.qt[c * qb + r] = q_row[c] * p.scale;
-    } else if (!gather) {
+      for (size_t c = c_squares; c < head_dim; ++c) t.qt[c * qb + r] = q_row[c] * p.scale;
+    } else {
       for (size_t c = 0; c < head_dim; ++c) t.qt[c * qb + r] = 0.0f;
     }
     t.lsum[r] = r < nb ? static_cast<float>(internal::VisibleKeys(p, i0 + r)) : 0.0f;  // exact: kv_len < 2^24
@@ -425,17 +517,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
       TiledRowFallback(t, i0 + r);
       continue;
     }
-    const float l = t.lsum[r];
-    if (l == 0.0f) continue;
-    const auto vl = hn::Set(d, l);
-    for (size_t c = 0; c < p.value_dim; c += N) {
-      const size_t lanes = p.value_dim - c < N ? p.value_dim - c : N;
-      if (lanes == N) {
-        hn::StoreU(hn::Div(hn::LoadU(d, out_row + c), vl), d, out_row + c);
-      } else {
-        StoreTail(d, hn::Div(LoadTail(d, out_row + c, lanes), vl), out_row + c, lanes);
-      }
-    }
+    if (t.lsum[r] != 0.0f) DivideRow(d, out_row, p.value_dim, t.lsum[r]);
   }
 }
 
@@ -634,16 +716,7 @@ HWY_INLINE void DecodeRow(D d, const TiledProblem& t, size_t i, float* s) {
     m = m_new;
     DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, out_row, p.value_dim, alpha, j0 != 0);
   }
-  // l >= 1: the key at the running max contributes e^0.
-  const auto vl = hn::Set(d, l);
-  for (size_t c = 0; c < p.value_dim; c += N) {
-    const size_t lanes = p.value_dim - c < N ? p.value_dim - c : N;
-    if (lanes == N) {
-      hn::StoreU(hn::Div(hn::LoadU(d, out_row + c), vl), d, out_row + c);
-    } else {
-      StoreTail(d, hn::Div(LoadTail(d, out_row + c, lanes), vl), out_row + c, lanes);
-    }
-  }
+  DivideRow(d, out_row, p.value_dim, l);  // l >= 1: the key at the running max contributes e^0
 }
 
 inline void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
