@@ -17,49 +17,119 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Columns [o, out) of one row: four output vectors per pass (four FMA chains), then one, then the tail.
+template <class D>
+HWY_INLINE void LinearRowColumns(D d, const float* HWY_RESTRICT x_row, size_t in, const float* HWY_RESTRICT w,
+                                 const float* HWY_RESTRICT bias, size_t out, size_t o, float* HWY_RESTRICT y_row) {
+  const size_t N = hn::Lanes(d);
+  for (; o + 4 * N <= out; o += 4 * N) {
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    if (bias != nullptr) {
+      a0 = hn::LoadU(d, bias + o);
+      a1 = hn::LoadU(d, bias + o + N);
+      a2 = hn::LoadU(d, bias + o + 2 * N);
+      a3 = hn::LoadU(d, bias + o + 3 * N);
+    }
+    for (size_t i = 0; i < in; ++i) {
+      const auto xi = hn::Set(d, x_row[i]);
+      const float* w_row = w + i * out + o;
+      a0 = hn::MulAdd(xi, hn::LoadU(d, w_row), a0);
+      a1 = hn::MulAdd(xi, hn::LoadU(d, w_row + N), a1);
+      a2 = hn::MulAdd(xi, hn::LoadU(d, w_row + 2 * N), a2);
+      a3 = hn::MulAdd(xi, hn::LoadU(d, w_row + 3 * N), a3);
+    }
+    hn::StoreU(a0, d, y_row + o);
+    hn::StoreU(a1, d, y_row + o + N);
+    hn::StoreU(a2, d, y_row + o + 2 * N);
+    hn::StoreU(a3, d, y_row + o + 3 * N);
+  }
+  for (; o + N <= out; o += N) {
+    auto a = bias != nullptr ? hn::LoadU(d, bias + o) : hn::Zero(d);
+    for (size_t i = 0; i < in; ++i) a = hn::MulAdd(hn::Set(d, x_row[i]), hn::LoadU(d, w + i * out + o), a);
+    hn::StoreU(a, d, y_row + o);
+  }
+  if (o < out) {
+    const size_t rest = out - o;
+    auto a = bias != nullptr ? LoadTail(d, bias + o, rest) : hn::Zero(d);
+    for (size_t i = 0; i < in; ++i) a = hn::MulAdd(hn::Set(d, x_row[i]), LoadTail(d, w + i * out + o, rest), a);
+    StoreTail(d, a, y_row + o, rest);
+  }
+}
+
+// Inputs per pass of LinearRows: a strip of W of kLinearChunk rows by four vectors (32 KiB at 16 lanes)
+// stays in L1 while every block of four rows of x passes over it.
+constexpr size_t kLinearChunk = 128;
+
 // y = x W + bias for rows of x; the same summation order as LinearScalar (bias first, then increasing i), so
-// both paths share one error bound. Four output vectors per pass keep four independent FMA chains in flight.
+// both paths share one error bound. Four rows by four output vectors per pass: sixteen FMA chains, and each
+// vector of W loaded once serves four rows. The inputs go in chunks of kLinearChunk, the partial sums through
+// y between chunks (a float store and load are exact, so the order of the sum is unchanged): one row at a
+// time streamed all of W from L2 per row and loaded more than it multiplied (0.43x of Eigen at
+// 64 x 512 x 512; docs/performance.md, step 9).
 inline void LinearRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                        const float* HWY_RESTRICT bias, size_t out, float* HWY_RESTRICT y) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  for (size_t r = 0; r < rows; ++r) {
-    const float* x_row = x + r * in;
-    float* y_row = y + r * out;
-    size_t o = 0;
-    for (; o + 4 * N <= out; o += 4 * N) {
-      auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-      if (bias != nullptr) {
-        a0 = hn::LoadU(d, bias + o);
-        a1 = hn::LoadU(d, bias + o + N);
-        a2 = hn::LoadU(d, bias + o + 2 * N);
-        a3 = hn::LoadU(d, bias + o + 3 * N);
+  const size_t full = out / (4 * N) * (4 * N);
+  const size_t block_rows = rows / 4 * 4;
+  for (size_t o = 0; o < full; o += 4 * N) {
+    for (size_t i0 = 0; i0 == 0 || i0 < in; i0 += kLinearChunk) {
+      const size_t i1 = in - i0 < kLinearChunk ? in : i0 + kLinearChunk;
+      for (size_t r = 0; r < block_rows; r += 4) {
+        const float* x0 = x + r * in;
+        const float* x1 = x0 + in;
+        const float* x2 = x1 + in;
+        const float* x3 = x2 + in;
+        float* o0 = y + r * out + o;
+        float* o1 = o0 + out;
+        float* o2 = o1 + out;
+        float* o3 = o2 + out;
+        auto a00 = hn::Zero(d), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        auto a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        if (i0 != 0) {
+          a00 = hn::LoadU(d, o0), a01 = hn::LoadU(d, o0 + N), a02 = hn::LoadU(d, o0 + 2 * N);
+          a03 = hn::LoadU(d, o0 + 3 * N);
+          a10 = hn::LoadU(d, o1), a11 = hn::LoadU(d, o1 + N), a12 = hn::LoadU(d, o1 + 2 * N);
+          a13 = hn::LoadU(d, o1 + 3 * N);
+          a20 = hn::LoadU(d, o2), a21 = hn::LoadU(d, o2 + N), a22 = hn::LoadU(d, o2 + 2 * N);
+          a23 = hn::LoadU(d, o2 + 3 * N);
+          a30 = hn::LoadU(d, o3), a31 = hn::LoadU(d, o3 + N), a32 = hn::LoadU(d, o3 + 2 * N);
+          a33 = hn::LoadU(d, o3 + 3 * N);
+        } else if (bias != nullptr) {
+          a00 = a10 = a20 = a30 = hn::LoadU(d, bias + o);
+          a01 = a11 = a21 = a31 = hn::LoadU(d, bias + o + N);
+          a02 = a12 = a22 = a32 = hn::LoadU(d, bias + o + 2 * N);
+          a03 = a13 = a23 = a33 = hn::LoadU(d, bias + o + 3 * N);
+        }
+        for (size_t i = i0; i < i1; ++i) {
+          const float* w_row = w + i * out + o;
+          const auto w0 = hn::LoadU(d, w_row), w1 = hn::LoadU(d, w_row + N), w2 = hn::LoadU(d, w_row + 2 * N),
+                     w3 = hn::LoadU(d, w_row + 3 * N);
+          const auto v0 = hn::Set(d, x0[i]), v1 = hn::Set(d, x1[i]), v2 = hn::Set(d, x2[i]), v3 = hn::Set(d, x3[i]);
+          a00 = hn::MulAdd(v0, w0, a00), a01 = hn::MulAdd(v0, w1, a01), a02 = hn::MulAdd(v0, w2, a02);
+          a03 = hn::MulAdd(v0, w3, a03);
+          a10 = hn::MulAdd(v1, w0, a10), a11 = hn::MulAdd(v1, w1, a11), a12 = hn::MulAdd(v1, w2, a12);
+          a13 = hn::MulAdd(v1, w3, a13);
+          a20 = hn::MulAdd(v2, w0, a20), a21 = hn::MulAdd(v2, w1, a21), a22 = hn::MulAdd(v2, w2, a22);
+          a23 = hn::MulAdd(v2, w3, a23);
+          a30 = hn::MulAdd(v3, w0, a30), a31 = hn::MulAdd(v3, w1, a31), a32 = hn::MulAdd(v3, w2, a32);
+          a33 = hn::MulAdd(v3, w3, a33);
+        }
+        hn::StoreU(a00, d, o0), hn::StoreU(a01, d, o0 + N), hn::StoreU(a02, d, o0 + 2 * N);
+        hn::StoreU(a03, d, o0 + 3 * N);
+        hn::StoreU(a10, d, o1), hn::StoreU(a11, d, o1 + N), hn::StoreU(a12, d, o1 + 2 * N);
+        hn::StoreU(a13, d, o1 + 3 * N);
+        hn::StoreU(a20, d, o2), hn::StoreU(a21, d, o2 + N), hn::StoreU(a22, d, o2 + 2 * N);
+        hn::StoreU(a23, d, o2 + 3 * N);
+        hn::StoreU(a30, d, o3), hn::StoreU(a31, d, o3 + N), hn::StoreU(a32, d, o3 + 2 * N);
+        hn::StoreU(a33, d, o3 + 3 * N);
       }
-      for (size_t i = 0; i < in; ++i) {
-        const auto xi = hn::Set(d, x_row[i]);
-        const float* w_row = w + i * out + o;
-        a0 = hn::MulAdd(xi, hn::LoadU(d, w_row), a0);
-        a1 = hn::MulAdd(xi, hn::LoadU(d, w_row + N), a1);
-        a2 = hn::MulAdd(xi, hn::LoadU(d, w_row + 2 * N), a2);
-        a3 = hn::MulAdd(xi, hn::LoadU(d, w_row + 3 * N), a3);
-      }
-      hn::StoreU(a0, d, y_row + o);
-      hn::StoreU(a1, d, y_row + o + N);
-      hn::StoreU(a2, d, y_row + o + 2 * N);
-      hn::StoreU(a3, d, y_row + o + 3 * N);
-    }
-    for (; o + N <= out; o += N) {
-      auto a = bias != nullptr ? hn::LoadU(d, bias + o) : hn::Zero(d);
-      for (size_t i = 0; i < in; ++i) a = hn::MulAdd(hn::Set(d, x_row[i]), hn::LoadU(d, w + i * out + o), a);
-      hn::StoreU(a, d, y_row + o);
-    }
-    if (o < out) {
-      const size_t rest = out - o;
-      auto a = bias != nullptr ? LoadTail(d, bias + o, rest) : hn::Zero(d);
-      for (size_t i = 0; i < in; ++i) a = hn::MulAdd(hn::Set(d, x_row[i]), LoadTail(d, w + i * out + o, rest), a);
-      StoreTail(d, a, y_row + o, rest);
     }
   }
+  if (full < out) {
+    for (size_t r = 0; r < block_rows; ++r) LinearRowColumns(d, x + r * in, in, w, bias, out, full, y + r * out);
+  }
+  for (size_t r = block_rows; r < rows; ++r) LinearRowColumns(d, x + r * in, in, w, bias, out, 0, y + r * out);
 }
 
 }  // namespace HWY_NAMESPACE
