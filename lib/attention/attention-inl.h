@@ -529,6 +529,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
       for (size_t c = 0; c < full; c += 4 * N) {
         TiledPv4x4(d, t, qb, r, i0 + r, c, j0, common);
         for (size_t x = 1; x < 4; ++x) {
+          if (end[x] == common) continue;  // every row of the group sees the same keys (not causal, or past it)
           TiledPvRow(d, t.pt + r + x, qb, j0, common, end[x], t.v + c, t.v_stride,
                      t.out + (i0 + r + x) * t.out_stride + c, 4 * N, 1.0f, false);
         }
