@@ -53,28 +53,11 @@ HWY_INLINE V ExpRr2P6(D d, V x) {
   return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), f);
 }
 
-// See ExpRr2P6Shifted in exp_scalar.h: e^(dv + d_lo) for dv <= 0, +0 below kShiftedMinArg, NaN for NaN.
-template <class D, class V = hn::VFromD<D>>
-HWY_INLINE V ExpRr2P6Shifted(D d, V dv, V d_lo) {
-  using C = internal::ExpConstants;
-  const hn::RebindToSigned<D> di;
-  const V magic = hn::Set(d, C::kRoundMagicBiased);
-  const V t = hn::MulAdd(dv, hn::Set(d, C::kLog2e), magic);
-  const V n_float = hn::Sub(t, magic);
-  V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), dv);
-  r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
-  r = hn::Add(r, d_lo);
-  const V p = ExpPolynomial(d, r);
-  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64): s*r is never subnormal
-  const V f = hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus64));
-  // Lanes below the threshold (and -inf, whose r is NaN) are +0; NaN lanes compare false and stay NaN.
-  return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)), f);
-}
-
-// ExpRr2P6 for lanes known to lie in [kFastLow, kFastHigh] (no clamp, no NaN, one scale factor): 12 operations
-// instead of 24, and the same result (see ExpConstants::kFastLow).
-template <class D, class V = hn::VFromD<D>>
-HWY_INLINE V ExpRr2P6InRange(D d, V x) {
+// The fast core shared by ExpRr2P6Shifted and ExpRr2P6InRange: n = round(x log2(e)) taken from the biased
+// rounding constant, r = x - n ln2 (+ lo when kWithLo), and e^x = 2^(n+64) (1 + r p(r)) 2^-64, with 2^(n+64)
+// built straight from t's bits (one factor, normal for every n >= -126 - 64: s*r is never subnormal).
+template <bool kWithLo, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpScaledBy64(D d, V x, V lo) {
   using C = internal::ExpConstants;
   const hn::RebindToSigned<D> di;
   const V magic = hn::Set(d, C::kRoundMagicBiased);
@@ -82,9 +65,25 @@ HWY_INLINE V ExpRr2P6InRange(D d, V x) {
   const V n_float = hn::Sub(t, magic);
   V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), x);
   r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r);
+  if constexpr (kWithLo) r = hn::Add(r, lo);
   const V p = ExpPolynomial(d, r);
   const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64)
   return hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus64));
+}
+
+// See ExpRr2P6Shifted in exp_scalar.h: e^(dv + d_lo) for dv <= 0, +0 below kShiftedMinArg, NaN for NaN.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6Shifted(D d, V dv, V d_lo) {
+  using C = internal::ExpConstants;
+  // Lanes below the threshold (and -inf, whose r is NaN) are +0; NaN lanes compare false and stay NaN.
+  return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)), ExpScaledBy64<true>(d, dv, d_lo));
+}
+
+// ExpRr2P6 for lanes known to lie in [kFastLow, kFastHigh] (no clamp, no NaN, one scale factor): 12 operations
+// instead of 24, and the same result (see ExpConstants::kFastLow).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6InRange(D d, V x) {
+  return ExpScaledBy64<false>(d, x, x);
 }
 
 template <class D, class V = hn::VFromD<D>>
