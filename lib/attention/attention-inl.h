@@ -400,65 +400,43 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
     const size_t j1 = n_block - j0 < t.key_tile ? n_block : j0 + t.key_tile;
     auto tmax0 = neg_inf, tmax1 = neg_inf;
     size_t j = j0;
-    if constexpr (!kTwo) {
-      // One query vector: eight keys, so that eight FMA chains hide the FMA latency.
-      for (; j + 8 <= j1; j += 8) {
-        const float* k0 = t.k + j * t.k_stride;
-        const size_t ks = t.k_stride;
-        auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
-        auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
-        for (size_t c = 0; c < head_dim; ++c) {
-          const auto q0 = hn::LoadU(d, t.qt + c * qb);
-          s0 = hn::MulAdd(q0, hn::Set(d, k0[c]), s0), s1 = hn::MulAdd(q0, hn::Set(d, k0[ks + c]), s1);
-          s2 = hn::MulAdd(q0, hn::Set(d, k0[2 * ks + c]), s2), s3 = hn::MulAdd(q0, hn::Set(d, k0[3 * ks + c]), s3);
-          s4 = hn::MulAdd(q0, hn::Set(d, k0[4 * ks + c]), s4), s5 = hn::MulAdd(q0, hn::Set(d, k0[5 * ks + c]), s5);
-          s6 = hn::MulAdd(q0, hn::Set(d, k0[6 * ks + c]), s6), s7 = hn::MulAdd(q0, hn::Set(d, k0[7 * ks + c]), s7);
+    // Eight keys per pass: eight FMA chains for one query vector, sixteen for two (eight leave the FMA units
+    // idle whenever one chain waits on a load; steps 4 and 9).
+    for (; j + 8 <= j1; j += 8) {
+      const float* k0 = t.k + j * t.k_stride;
+      const size_t ks = t.k_stride;
+      auto s00 = hn::Zero(d), s10 = hn::Zero(d), s20 = hn::Zero(d), s30 = hn::Zero(d);
+      auto s40 = hn::Zero(d), s50 = hn::Zero(d), s60 = hn::Zero(d), s70 = hn::Zero(d);
+      auto s01 = hn::Zero(d), s11 = hn::Zero(d), s21 = hn::Zero(d), s31 = hn::Zero(d);
+      auto s41 = hn::Zero(d), s51 = hn::Zero(d), s61 = hn::Zero(d), s71 = hn::Zero(d);
+      for (size_t c = 0; c < head_dim; ++c) {
+        const auto q0 = hn::LoadU(d, t.qt + c * qb);
+        const auto b0 = hn::Set(d, k0[c]), b1 = hn::Set(d, k0[ks + c]);
+        const auto b2 = hn::Set(d, k0[2 * ks + c]), b3 = hn::Set(d, k0[3 * ks + c]);
+        const auto b4 = hn::Set(d, k0[4 * ks + c]), b5 = hn::Set(d, k0[5 * ks + c]);
+        const auto b6 = hn::Set(d, k0[6 * ks + c]), b7 = hn::Set(d, k0[7 * ks + c]);
+        s00 = hn::MulAdd(q0, b0, s00), s10 = hn::MulAdd(q0, b1, s10);
+        s20 = hn::MulAdd(q0, b2, s20), s30 = hn::MulAdd(q0, b3, s30);
+        s40 = hn::MulAdd(q0, b4, s40), s50 = hn::MulAdd(q0, b5, s50);
+        s60 = hn::MulAdd(q0, b6, s60), s70 = hn::MulAdd(q0, b7, s70);
+        if constexpr (kTwo) {
+          const auto q1 = hn::LoadU(d, t.qt + c * qb + N);
+          s01 = hn::MulAdd(q1, b0, s01), s11 = hn::MulAdd(q1, b1, s11);
+          s21 = hn::MulAdd(q1, b2, s21), s31 = hn::MulAdd(q1, b3, s31);
+          s41 = hn::MulAdd(q1, b4, s41), s51 = hn::MulAdd(q1, b5, s51);
+          s61 = hn::MulAdd(q1, b6, s61), s71 = hn::MulAdd(q1, b7, s71);
         }
-        float* dst = t.pt + (j - j0) * qb;
-        TiledFinishScore(d, s0, j, vis0, dst, tmax0, bad);
-        TiledFinishScore(d, s1, j + 1, vis0, dst + qb, tmax0, bad);
-        TiledFinishScore(d, s2, j + 2, vis0, dst + 2 * qb, tmax0, bad);
-        TiledFinishScore(d, s3, j + 3, vis0, dst + 3 * qb, tmax0, bad);
-        TiledFinishScore(d, s4, j + 4, vis0, dst + 4 * qb, tmax0, bad);
-        TiledFinishScore(d, s5, j + 5, vis0, dst + 5 * qb, tmax0, bad);
-        TiledFinishScore(d, s6, j + 6, vis0, dst + 6 * qb, tmax0, bad);
-        TiledFinishScore(d, s7, j + 7, vis0, dst + 7 * qb, tmax0, bad);
       }
-    }
-    if constexpr (kTwo) {
-      // Two query vectors by eight keys: sixteen FMA chains (eight leave the FMA units idle whenever one
-      // chain waits on a load; step 9).
-      for (; j + 8 <= j1; j += 8) {
-        const float* k0 = t.k + j * t.k_stride;
-        const size_t ks = t.k_stride;
-        auto s00 = hn::Zero(d), s10 = hn::Zero(d), s20 = hn::Zero(d), s30 = hn::Zero(d);
-        auto s40 = hn::Zero(d), s50 = hn::Zero(d), s60 = hn::Zero(d), s70 = hn::Zero(d);
-        auto s01 = hn::Zero(d), s11 = hn::Zero(d), s21 = hn::Zero(d), s31 = hn::Zero(d);
-        auto s41 = hn::Zero(d), s51 = hn::Zero(d), s61 = hn::Zero(d), s71 = hn::Zero(d);
-        for (size_t c = 0; c < head_dim; ++c) {
-          const auto q0 = hn::LoadU(d, t.qt + c * qb), q1 = hn::LoadU(d, t.qt + c * qb + N);
-          const auto b0 = hn::Set(d, k0[c]), b1 = hn::Set(d, k0[ks + c]);
-          const auto b2 = hn::Set(d, k0[2 * ks + c]), b3 = hn::Set(d, k0[3 * ks + c]);
-          s00 = hn::MulAdd(q0, b0, s00), s01 = hn::MulAdd(q1, b0, s01);
-          s10 = hn::MulAdd(q0, b1, s10), s11 = hn::MulAdd(q1, b1, s11);
-          s20 = hn::MulAdd(q0, b2, s20), s21 = hn::MulAdd(q1, b2, s21);
-          s30 = hn::MulAdd(q0, b3, s30), s31 = hn::MulAdd(q1, b3, s31);
-          const auto b4 = hn::Set(d, k0[4 * ks + c]), b5 = hn::Set(d, k0[5 * ks + c]);
-          const auto b6 = hn::Set(d, k0[6 * ks + c]), b7 = hn::Set(d, k0[7 * ks + c]);
-          s40 = hn::MulAdd(q0, b4, s40), s41 = hn::MulAdd(q1, b4, s41);
-          s50 = hn::MulAdd(q0, b5, s50), s51 = hn::MulAdd(q1, b5, s51);
-          s60 = hn::MulAdd(q0, b6, s60), s61 = hn::MulAdd(q1, b6, s61);
-          s70 = hn::MulAdd(q0, b7, s70), s71 = hn::MulAdd(q1, b7, s71);
-        }
-        float* dst = t.pt + (j - j0) * qb;
-        TiledFinishScore(d, s00, j, vis0, dst, tmax0, bad);
-        TiledFinishScore(d, s10, j + 1, vis0, dst + qb, tmax0, bad);
-        TiledFinishScore(d, s20, j + 2, vis0, dst + 2 * qb, tmax0, bad);
-        TiledFinishScore(d, s30, j + 3, vis0, dst + 3 * qb, tmax0, bad);
-        TiledFinishScore(d, s40, j + 4, vis0, dst + 4 * qb, tmax0, bad);
-        TiledFinishScore(d, s50, j + 5, vis0, dst + 5 * qb, tmax0, bad);
-        TiledFinishScore(d, s60, j + 6, vis0, dst + 6 * qb, tmax0, bad);
-        TiledFinishScore(d, s70, j + 7, vis0, dst + 7 * qb, tmax0, bad);
+      float* dst = t.pt + (j - j0) * qb;
+      TiledFinishScore(d, s00, j, vis0, dst, tmax0, bad);
+      TiledFinishScore(d, s10, j + 1, vis0, dst + qb, tmax0, bad);
+      TiledFinishScore(d, s20, j + 2, vis0, dst + 2 * qb, tmax0, bad);
+      TiledFinishScore(d, s30, j + 3, vis0, dst + 3 * qb, tmax0, bad);
+      TiledFinishScore(d, s40, j + 4, vis0, dst + 4 * qb, tmax0, bad);
+      TiledFinishScore(d, s50, j + 5, vis0, dst + 5 * qb, tmax0, bad);
+      TiledFinishScore(d, s60, j + 6, vis0, dst + 6 * qb, tmax0, bad);
+      TiledFinishScore(d, s70, j + 7, vis0, dst + 7 * qb, tmax0, bad);
+      if constexpr (kTwo) {
         TiledFinishScore(d, s01, j, vis1, dst + N, tmax1, bad);
         TiledFinishScore(d, s11, j + 1, vis1, dst + qb + N, tmax1, bad);
         TiledFinishScore(d, s21, j + 2, vis1, dst + 2 * qb + N, tmax1, bad);
@@ -469,7 +447,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
         TiledFinishScore(d, s71, j + 7, vis1, dst + 7 * qb + N, tmax1, bad);
       }
     }
-    // Two query vectors: four keys (eight chains).
+    // Four keys (the rest of the tile; eight chains for two query vectors).
     for (; j + 4 <= j1; j += 4) {
       const float* k0 = t.k + j * t.k_stride;
       const float* k1 = k0 + t.k_stride;
