@@ -44,31 +44,54 @@ struct LinearShape {
 };
 std::vector<LinearShape> LinearShapes();
 
-// ---- Inputs.
+// ---- Inputs: one instance per case for the life of the process, built on first use (the Get functions). Every
+// implementation of a case reads the same buffers: same values, and the same addresses, so that where the
+// process's allocations happen to land affects all implementations of a case alike. Each case's double-precision
+// reference is computed once, on the first check. The references returned stay valid until the process ends.
 std::vector<float> Random(size_t n, float lo, float hi, uint32_t seed);
 
 struct AttentionInputs {
-  explicit AttentionInputs(size_t len, size_t dim);
+  static const AttentionInputs& Get(size_t len, size_t dim);
   size_t len, dim;
   float scale;                 // 1/sqrt(d)
   std::vector<float> q, k, v;  // [len][dim] each
+
+ private:
+  AttentionInputs(size_t len, size_t dim);
 };
 
 struct LinearInputs {
-  explicit LinearInputs(const LinearShape& shape);
+  static const LinearInputs& Get(const LinearShape& shape);
   LinearShape shape;
   std::vector<float> x, w, b;  // [rows][in], [in][out], [out]
+
+ private:
+  explicit LinearInputs(const LinearShape& shape);
 };
 
-// K and V caches for decode: `copies` copies of [keys][dim] each, back to back (1 copy when hot).
+// K and V caches for decode: `copies` caches of [keys][dim] each, back to back (1 when hot). The cold copies all
+// live in one pool of random values shared by every cold shape (the copies hold different values; only copy 0
+// is checked against the reference, the others are there to be read from DRAM).
 struct DecodeInputs {
-  explicit DecodeInputs(const DecodeShape& shape);
+  static const DecodeInputs& Get(const DecodeShape& shape);
   size_t keys, dim, copies;
   float scale;
-  std::vector<float> q, k, v;
-  const float* K(size_t i) const { return k.data() + (i % copies) * keys * dim; }
-  const float* V(size_t i) const { return v.data() + (i % copies) * keys * dim; }
+  std::vector<float> q;
+  const float* K(size_t i) const { return k_ + (i % copies) * keys * dim; }
+  const float* V(size_t i) const { return v_ + (i % copies) * keys * dim; }
+  // The copy for the next timed call. One counter for every implementation and case: the two calls of a pair
+  // benchmark take turns through the copies, so neither reads a cache the other has just brought in.
+  static size_t NextCopy();
+
+ private:
+  explicit DecodeInputs(const DecodeShape& shape);
+  std::vector<float> own_k_, own_v_;  // the hot cache
+  const float* k_;
+  const float* v_;
 };
+
+const std::vector<float>& SoftmaxInput(size_t n);  // one row of n, uniform in [-10, 10]
+const std::vector<float>& ExpInput();              // kExpSize floats, uniform in [-87, 0]
 
 // ---- Double-precision references and the check.
 std::vector<double> ReferenceAttention(const float* q, const float* k, const float* v, size_t lq, size_t lk, size_t dim,
@@ -88,10 +111,10 @@ constexpr double kExpTolerance = 1e-5;
 // The causal mask as the peers apply it: -inf over the strictly upper triangle of the full score matrix.
 void MaskAboveDiagonal(float* scores, size_t len);
 
-// Distance of one call's output from the double reference of a suite case.
+// Distance of one call's output from the double reference of a suite case (inputs from the functions above).
 double AttentionError(const AttentionInputs& in, bool causal, const float* out);  // [len][dim]
 double DecodeError(const DecodeInputs& in, const float* out);                     // [dim], for copy 0
-double SoftmaxError(const std::vector<float>& in, const float* out);              // one row
+double SoftmaxError(const std::vector<float>& in, const float* out);              // one row, in from SoftmaxInput
 double ExpError(const std::vector<float>& in, const float* out);                  // max relative error
 double LinearError(const LinearInputs& in, const float* y);                       // [rows][out]
 
@@ -107,20 +130,34 @@ double DecodeFlops(const DecodeShape& shape);
 double LinearFlops(const LinearShape& shape);
 double DecodeBytes(const DecodeShape& shape);  // K and V, read once
 
+// Paired timing: inside a pair benchmark ("<case>/simd~<other>", registered by RegisterPairs), the first
+// TimeIfRight (edgeattn's SIMD path) hands its call to TimePaired, which runs the other implementation's benchmark
+// function inside it; that one's TimeIfRight hands over its call too, and the two calls are timed alternately,
+// in batches of about 20 us each, for the whole benchmark. A shared machine slows both alike over such short
+// spans, so the ratio of the two (counter "ratio" = other's time / SIMD time, the median over the batches) is
+// far steadier than the ratio of two benchmarks timed seconds apart (bench/README.md).
+bool PairActive();
+void TimePaired(benchmark::State& state, const std::function<void()>& call);
+
 // The common tail of every benchmark, after one call whose result is `error` away from the reference: a wrong
 // result is reported and not timed; a right one is timed by calling `run` and gets the counters.
 template <typename Run>
 void TimeIfRight(benchmark::State& state, double error, double tolerance, Run&& run, double flops, double bytes,
                  double elements) {
   if (!CheckResult(state, error, tolerance)) return;
-  for (auto _ : state) {
+  auto call = [&run] {
     if constexpr (std::is_void_v<decltype(run())>) {
       run();
     } else {
       benchmark::DoNotOptimize(run());
     }
     benchmark::ClobberMemory();
+  };
+  if (PairActive()) {
+    TimePaired(state, call);
+    return;
   }
+  for (auto _ : state) call();
   SetCounters(state, flops, bytes, elements);
 }
 
@@ -132,6 +169,10 @@ void RegisterXnnpack();
 // edgeattn's own benchmarks and the calibration of this core's limits.
 void RegisterEdgeattn();
 void RegisterCalibration();
+// After every implementation is registered: one pair benchmark per case for edgeattn's SIMD path against each
+// other implementation of the case (its scalar path, each peer; the compile-time-shape cases against the
+// runtime-shape implementations of the same shape, edgeattn's included as "runtime").
+void RegisterPairs();
 
 }  // namespace edgeattn_bench
 

@@ -71,7 +71,7 @@ bool Ok(benchmark::State& state, Status s) {
 
 void Attention(benchmark::State& state, const Path& path, const AttentionShape& shape) {
   ScopedPath scoped(path);
-  const AttentionInputs in(shape.len, shape.dim);
+  const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   edgeattn::AttentionDesc desc;
   desc.q_len = desc.kv_len = shape.len;
   desc.head_dim = desc.value_dim = shape.dim;
@@ -94,7 +94,7 @@ template <size_t L, size_t D, edgeattn::MaskKind kMask>
 void FixedAttention(benchmark::State& state, const Path& path) {
   static edgeattn::FixedAttention<L, L, D, D, 1, 1, kMask> attention;
   static float q[L][D], k[L][D], v[L][D], out[L][D];
-  const AttentionInputs in(L, D);
+  const AttentionInputs& in = AttentionInputs::Get(L, D);
   std::memcpy(q, in.q.data(), sizeof(q));
   std::memcpy(k, in.k.data(), sizeof(k));
   std::memcpy(v, in.v.data(), sizeof(v));
@@ -108,14 +108,13 @@ void FixedAttention(benchmark::State& state, const Path& path) {
 
 void Decode(benchmark::State& state, const Path& path, const DecodeShape& shape) {
   ScopedPath scoped(path);
-  const DecodeInputs in(shape);
+  const DecodeInputs& in = DecodeInputs::Get(shape);
   edgeattn::AttentionDesc desc;
   desc.q_len = 1;
   desc.kv_len = shape.keys;
   desc.head_dim = desc.value_dim = shape.dim;
   std::vector<float> out(shape.dim);
   std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
-  size_t i = 0;
   auto run = [&](size_t copy) {
     return path.scalar
                ? edgeattn::scalar::Attention(desc, in.q.data(), in.K(copy), in.V(copy), out.data(), ws.data(),
@@ -124,13 +123,13 @@ void Decode(benchmark::State& state, const Path& path, const DecodeShape& shape)
   };
   if (!Ok(state, run(0))) return;
   TimeIfRight(
-      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { return run(++i); }, DecodeFlops(shape),
+      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { return run(in.NextCopy()); }, DecodeFlops(shape),
       DecodeBytes(shape), 0);
 }
 
 void Softmax(benchmark::State& state, const Path& path, size_t n) {
   ScopedPath scoped(path);
-  const std::vector<float> in = Random(n, -10, 10, 301);
+  const std::vector<float>& in = SoftmaxInput(n);
   std::vector<float> out(n);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Softmax(in.data(), out.data(), 1, n)
@@ -142,7 +141,7 @@ void Softmax(benchmark::State& state, const Path& path, size_t n) {
 
 void Exp(benchmark::State& state, const Path& path) {
   ScopedPath scoped(path);
-  const std::vector<float> in = Random(kExpSize, -87, 0, 401);
+  const std::vector<float>& in = ExpInput();
   std::vector<float> out(kExpSize);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Exp(in.data(), out.data(), kExpSize)
@@ -175,7 +174,7 @@ void Dot(benchmark::State& state, const Path& path, size_t n) {
 
 void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
   ScopedPath scoped(path);
-  const LinearInputs in(s);
+  const LinearInputs& in = LinearInputs::Get(s);
   std::vector<float> y(s.rows * s.out);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Linear(in.x.data(), s.rows, s.in, in.w.data(), in.b.data(), s.out, y.data())
@@ -188,12 +187,21 @@ void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
 void PositionalEncoding(benchmark::State& state, const Path& path, size_t seq, size_t dim) {
   ScopedPath scoped(path);
   std::vector<float> x(seq * dim, 0.0f);
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(path.scalar ? edgeattn::scalar::AddPositionalEncoding(x.data(), seq, dim, 0)
-                                         : edgeattn::AddPositionalEncoding(x.data(), seq, dim, 0));
-    benchmark::ClobberMemory();
+  auto run = [&] {
+    return path.scalar ? edgeattn::scalar::AddPositionalEncoding(x.data(), seq, dim, 0)
+                       : edgeattn::AddPositionalEncoding(x.data(), seq, dim, 0);
+  };
+  if (!Ok(state, run())) return;
+  // One call on zeros is PE itself: its largest error against the double formula (the values are in [-1, 1]).
+  double worst = 0;
+  for (size_t pos = 0; pos < seq; ++pos) {
+    for (size_t c = 0; c < dim; ++c) {
+      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(c / 2 * 2) / dim);
+      worst = std::max(worst, std::fabs(x[pos * dim + c] - (c % 2 ? std::cos(angle) : std::sin(angle))));
+    }
   }
-  SetCounters(state, 0, 0, static_cast<double>(seq * dim));
+  // The timed calls keep adding PE to x (the values grow by at most 1 per call: no overflow in any run).
+  TimeIfRight(state, worst, kLinearTolerance, run, 0, 0, static_cast<double>(seq * dim));
 }
 
 }  // namespace
@@ -245,6 +253,7 @@ int main(int argc, char** argv) {
   edgeattn_bench::RegisterOpenBlas();
   edgeattn_bench::RegisterOneDnn();
   edgeattn_bench::RegisterXnnpack();
+  edgeattn_bench::RegisterPairs();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

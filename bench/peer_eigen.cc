@@ -22,7 +22,7 @@ void SoftmaxRows(RowMatrix& s) {
 }
 
 void Attention(benchmark::State& state, const AttentionShape& shape) {
-  const AttentionInputs in(shape.len, shape.dim);
+  const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   const ConstMap q(in.q.data(), shape.len, shape.dim), k(in.k.data(), shape.len, shape.dim),
       v(in.v.data(), shape.len, shape.dim);
   RowMatrix s(shape.len, shape.len), out(shape.len, shape.dim);
@@ -40,10 +40,9 @@ void Attention(benchmark::State& state, const AttentionShape& shape) {
 }
 
 void Decode(benchmark::State& state, const DecodeShape& shape) {
-  const DecodeInputs in(shape);
+  const DecodeInputs& in = DecodeInputs::Get(shape);
   const Eigen::Map<const Eigen::VectorXf> q(in.q.data(), shape.dim);
   Eigen::VectorXf s(shape.keys), out(shape.dim);
-  size_t i = 0;
   auto run = [&](size_t copy) {
     const ConstMap k(in.K(copy), shape.keys, shape.dim), v(in.V(copy), shape.keys, shape.dim);
     s.noalias() = k * (q * in.scale);
@@ -53,12 +52,12 @@ void Decode(benchmark::State& state, const DecodeShape& shape) {
   };
   run(0);
   TimeIfRight(
-      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { run(++i); }, DecodeFlops(shape),
+      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { run(in.NextCopy()); }, DecodeFlops(shape),
       DecodeBytes(shape), 0);
 }
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float> in = Random(n, -10, 10, 301);
+  const std::vector<float>& in = SoftmaxInput(n);
   const Eigen::Map<const Eigen::ArrayXf> x(in.data(), static_cast<Eigen::Index>(n));
   Eigen::ArrayXf y(n);
   auto run = [&] {
@@ -70,7 +69,7 @@ void Softmax(benchmark::State& state, size_t n) {
 }
 
 void Exp(benchmark::State& state) {
-  const std::vector<float> in = Random(kExpSize, -87, 0, 401);
+  const std::vector<float>& in = ExpInput();
   const Eigen::Map<const Eigen::ArrayXf> x(in.data(), kExpSize);
   Eigen::ArrayXf y(kExpSize);
   auto run = [&] { y = x.exp(); };
@@ -79,7 +78,7 @@ void Exp(benchmark::State& state) {
 }
 
 void Linear(benchmark::State& state, const LinearShape& sh) {
-  const LinearInputs in(sh);
+  const LinearInputs& in = LinearInputs::Get(sh);
   const ConstMap x(in.x.data(), sh.rows, sh.in), w(in.w.data(), sh.in, sh.out);
   const Eigen::Map<const Eigen::RowVectorXf> b(in.b.data(), sh.out);
   RowMatrix y(sh.rows, sh.out);

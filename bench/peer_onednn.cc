@@ -42,7 +42,7 @@ memory Wrap(size_t rows, size_t cols, const float* data, bool transposed = false
 }
 
 void Attention(benchmark::State& state, const AttentionShape& shape) {
-  const AttentionInputs in(shape.len, shape.dim);
+  const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   const size_t l = shape.len, d = shape.dim;
   std::vector<float> s(l * l), out(l * d);
   dnnl::stream stream(Engine());
@@ -64,7 +64,7 @@ void Attention(benchmark::State& state, const AttentionShape& shape) {
 }
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float> in = Random(n, -10, 10, 301);
+  const std::vector<float>& in = SoftmaxInput(n);
   std::vector<float> out(n);
   dnnl::stream stream(Engine());
   const dnnl::softmax_forward softmax = RowSoftmax(1, n);

@@ -16,7 +16,7 @@ namespace edgeattn_bench {
 namespace {
 
 void Attention(benchmark::State& state, const AttentionShape& shape) {
-  const AttentionInputs in(shape.len, shape.dim);
+  const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   const int l = static_cast<int>(shape.len), d = static_cast<int>(shape.dim);
   std::vector<float> s(shape.len * shape.len), out(shape.len * shape.dim);
   auto run = [&] {
@@ -34,10 +34,9 @@ void Attention(benchmark::State& state, const AttentionShape& shape) {
 }
 
 void Decode(benchmark::State& state, const DecodeShape& shape) {
-  const DecodeInputs in(shape);
+  const DecodeInputs& in = DecodeInputs::Get(shape);
   const int n = static_cast<int>(shape.keys), d = static_cast<int>(shape.dim);
   std::vector<float> s(shape.keys), out(shape.dim);
-  size_t i = 0;
   auto run = [&](size_t copy) {
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, d, in.scale, in.K(copy), d, in.q.data(), 1, 0.0f, s.data(), 1);
     const edgeattn::Status status = edgeattn::Softmax(s.data(), s.data(), 1, shape.keys);
@@ -46,12 +45,12 @@ void Decode(benchmark::State& state, const DecodeShape& shape) {
   };
   (void)run(0);
   TimeIfRight(
-      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { return run(++i); }, DecodeFlops(shape),
+      state, DecodeError(in, out.data()), kAttentionTolerance, [&] { return run(in.NextCopy()); }, DecodeFlops(shape),
       DecodeBytes(shape), 0);
 }
 
 void Linear(benchmark::State& state, const LinearShape& sh) {
-  const LinearInputs in(sh);
+  const LinearInputs& in = LinearInputs::Get(sh);
   std::vector<float> y(sh.rows * sh.out);
   const int rows = static_cast<int>(sh.rows), k = static_cast<int>(sh.in), cols = static_cast<int>(sh.out);
   auto run = [&] {

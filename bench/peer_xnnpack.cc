@@ -9,7 +9,7 @@ namespace edgeattn_bench {
 namespace {
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float> in = Random(n, -10, 10, 301);
+  const std::vector<float>& in = SoftmaxInput(n);
   std::vector<float> out(n);
   xnn_operator_t op = nullptr;
   if (xnn_create_softmax_nc_f32(n, n, n, 0, &op) != xnn_status_success ||

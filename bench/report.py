@@ -5,8 +5,9 @@
   report.py --from-json DIR/results.json [--out DIR]      (table and chart from an earlier run)
   report.py --compare A/results.json B/results.json         (did any verdict change between two runs?)
 
-One row per case: scalar and SIMD time per call (fastest of the repetitions), SIMD/scalar speedup, the fastest peer library that
-computed the right answer, edgeattn's speedup over it, and the SIMD path's share of this core's limit (measured
+One row per case: scalar and SIMD time per call (fastest of the repetitions), SIMD/scalar speedup, the peer library
+that computed the right answer and came closest to edgeattn, edgeattn's speedup over it (both speedups from the
+pair benchmarks, which time the two calls alternately), and the SIMD path's share of this core's limit (measured
 by the calibrate/* benchmarks of the same run). bench/README.md explains the columns and the chart.
 """
 import argparse
@@ -20,8 +21,8 @@ import sys
 
 MODES = {
     # processes, repetitions per process, minimum time per repetition (s), warm-up (s)
-    "short": (2, 3, 0.02, 0.01),
-    "full": (2, 5, 0.3, 0.1),
+    "short": (3, 2, 0.02, 0.01),
+    "full": (3, 5, 0.3, 0.1),
 }
 L2_BYTES = 1 << 20  # working sets up to this size are judged against the L2 bandwidth, larger hot ones against L3
 
@@ -29,9 +30,9 @@ L2_BYTES = 1 << 20  # working sets up to this size are judged against the L2 ban
 def run_suite(binary, mode, out_dir, regex):
     """Runs the suite in several processes, one after the other, and writes their entries into one results.json.
 
-    Some sub-microsecond cases run 30-50% slower for the whole life of a process on a shared VM (every repetition
-    alike; the next process may not); the fastest repetition over two processes is far less likely to come from
-    such a slow process than the fastest over one."""
+    On a shared VM a case can run 30-60% slower for a whole process (every repetition alike; the next process
+    may not): the fastest repetition over several processes is far less likely to come from such a slow spell,
+    and the median over the processes of a pair's ratio ignores one process's outlier."""
     processes, reps, min_time, warmup = MODES[mode]
     merged = None
     for n in range(processes):
@@ -62,11 +63,14 @@ def run_suite(binary, mode, out_dir, regex):
 
 
 def load(raw):
-    """{(case, impl): entry} from Google Benchmark's JSON: the "min" statistic (fastest repetition), the fastest
-    over all processes when the file holds the entries of several; an error entry in any process stands for its
-    benchmark."""
+    """{(case, impl): entry} from Google Benchmark's JSON, over all the processes the file holds.
+
+    A single implementation: the "min" statistic (fastest repetition), the fastest over all processes. A pair
+    ("simd~<other>"): its "ratio" counter (the other's time / SIMD time, the median over the pair's alternating
+    batches) from the "median" statistic of each process, and the median over the processes. An error entry in
+    any process stands for its benchmark."""
     data = json.loads(pathlib.Path(raw).read_text())
-    results = {}
+    results, ratios = {}, {}
     for b in data["benchmarks"]:
         name = re.sub(r"/real_time$", "", b.get("run_name", b["name"]))
         case, _, impl = name.rpartition("/")
@@ -74,13 +78,27 @@ def load(raw):
         earlier = results.get((case, impl))
         if b.get("error_occurred"):
             results[(case, impl)] = {"error": b.get("error_message", "error"), "order": order}
+        elif earlier and "error" in earlier:
+            continue
+        elif "~" in impl:
+            # Per process: the median aggregate of its repetitions, or the single run when it had one.
+            kind = {"median": "median", None: "run"}.get(b.get("aggregate_name"))
+            if kind and "ratio" in b:
+                ratios.setdefault((case, impl), {}).setdefault(kind, []).append(b["ratio"])
+                results[(case, impl)] = {"order": order}
         elif b.get("aggregate_name", "min") == "min" and b.get("run_type") in ("aggregate", None, "iteration"):
             scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
-            if earlier and ("error" in earlier or earlier["seconds"] <= b["real_time"] * scale):
+            if earlier and earlier["seconds"] <= b["real_time"] * scale:
                 continue
             results[(case, impl)] = {"seconds": b["real_time"] * scale, "flops": b.get("flops", 0.0),
                                      "bytes": b.get("bytes", 0.0), "elements": b.get("elements", 0.0),
                                      "order": order}
+    for key, kinds in ratios.items():
+        if "error" not in results[key]:
+            values = sorted(kinds.get("median") or kinds["run"])
+            n = len(values)
+            results[key]["ratio"] = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+            results[key]["ratios"] = values
     return data.get("context", {}), results
 
 
@@ -113,37 +131,51 @@ def percent_of_limit(case, r, lim):
 
 
 def summarize(results):
+    """One row per case. The time columns are each implementation's fastest repetition; the verdict columns
+    (SIMD/scalar, edgeattn/best peer) are the paired ratios, where the pair was timed."""
     lim = limits(results)
     first = {}
     for (case, impl), r in results.items():
-        if impl != "limit":
+        if impl != "limit" and "~" not in impl:
             first[case] = min(first.get(case, r["order"]), r["order"])
     cases = sorted(first, key=first.get)
     rows = []
     for case in cases:
         get = lambda impl: results.get((case, impl))  # noqa: E731
+        paired = lambda other: (get("simd~" + other) or {}).get("ratio")  # noqa: E731
         scalar, simd = get("scalar"), get("simd")
         # The compile-time-shape API is compared with the peers' runtime attention of the same shape.
         peer_case = re.sub(r"^fixed_attention", "attention", case)
         peers, wrong = {}, []
         for (c, impl), r in results.items():
-            if c != peer_case or impl in ("scalar", "simd", "limit") or impl.startswith("simd:"):
+            if c != peer_case or impl in ("scalar", "simd", "limit") or impl.startswith("simd:") or "~" in impl:
                 continue
             if "seconds" in r:
                 peers[impl] = r["seconds"]
             else:
                 wrong.append(f"{impl}: {r['error']}")
-        best = min(peers.items(), key=lambda kv: kv[1]) if peers else None
+        # The best peer: the one closest to (or furthest ahead of) edgeattn in the paired timing; by time alone
+        # where no pair was timed.
+        ranked = {impl: paired(impl) for impl in peers if paired(impl)}
+        if ranked:
+            name = min(ranked, key=ranked.get)
+            best = (name, peers[name])
+        else:
+            best = min(peers.items(), key=lambda kv: kv[1]) if peers else None
         row = {"case": case,
                "scalar_s": scalar.get("seconds") if scalar else None,
                "simd_s": simd.get("seconds") if simd else None,
                "errors": [f"{i}: {get(i)['error']}" for i in ("scalar", "simd") if get(i) and "error" in get(i)],
                "best_peer": best[0] if best else None, "best_peer_s": best[1] if best else None,
                "peers": peers, "wrong_peers": wrong,
+               "paired": {impl[5:]: r["ratio"] for (c, impl), r in results.items()
+                          if c == case and impl.startswith("simd~") and "ratio" in r},
                "targets": {impl[5:]: r["seconds"] for (c, impl), r in results.items()
                            if c == case and impl.startswith("simd:") and "seconds" in r}}
-        row["simd_over_scalar"] = (row["scalar_s"] / row["simd_s"]) if row["scalar_s"] and row["simd_s"] else None
-        row["over_best_peer"] = (row["best_peer_s"] / row["simd_s"]) if best and row["simd_s"] else None
+        times = lambda a, b: (a / b) if a and b else None  # noqa: E731
+        row["simd_over_scalar"] = paired("scalar") or times(row["scalar_s"], row["simd_s"])
+        row["over_best_peer"] = ((ranked.get(best[0]) or times(row["best_peer_s"], row["simd_s"]))
+                                 if best else None)
         row["percent_of_limit"], row["limit"] = percent_of_limit(case, simd, lim) if row["simd_s"] else (None, "")
         rows.append(row)
     return lim, rows
@@ -174,6 +206,10 @@ def print_table(context, lim, rows):
         print("\nnot timed (wrong result or error):")
         for p in problems:
             print(f"  {p}")
+    for r in rows:
+        if "runtime" in r["paired"]:
+            print(f"{r['case']}: the compile-time-shape API is {r['paired']['runtime']:.2f}x as fast as edgeattn's "
+                  "runtime-shape API (paired timing)")
     for r in rows:
         if r["targets"]:
             print(f"{r['case']} per target: " + ", ".join(f"{t} {fmt_time(s)}" for t, s in r["targets"].items()))
@@ -214,25 +250,21 @@ def chart(rows, path):
 
 
 def compare(first, second):
-    """Verdicts (which of two implementations of a case is faster) that differ between two runs, counting only
-    pairs that differ by more than 10% in both runs. Returns the number of such flips."""
+    """The report's verdicts that differ between two runs: for each case, edgeattn's SIMD path against its scalar
+    path and against each peer (the paired ratios), counting only those that differ by more than 10% in both
+    runs. Returns the number of such flips."""
     _, a = load(first)
     _, b = load(second)
     flips = checked = 0
-    cases = sorted({c for c, i in a if i != "limit"})
-    for case in cases:
-        impls = sorted(i for c, i in a if c == case and "seconds" in a[(c, i)] and "seconds" in b.get((c, i), {}))
-        for x in range(len(impls)):
-            for y in range(x + 1, len(impls)):
-                ra = a[(case, impls[x])]["seconds"] / a[(case, impls[y])]["seconds"]
-                rb = b[(case, impls[x])]["seconds"] / b[(case, impls[y])]["seconds"]
-                if max(ra, 1 / ra) < 1.1 or max(rb, 1 / rb) < 1.1:
-                    continue
-                checked += 1
-                if (ra < 1) != (rb < 1):
-                    flips += 1
-                    print(f"flip: {case} {impls[x]} vs {impls[y]}: {ra:.2f} then {rb:.2f}")
-    print(f"{checked} pairs differing by more than 10% in both runs, {flips} verdicts changed")
+    for key in sorted(k for k in a if "ratio" in a[k] and "ratio" in b.get(k, {})):
+        ra, rb = a[key]["ratio"], b[key]["ratio"]
+        if max(ra, 1 / ra) < 1.1 or max(rb, 1 / rb) < 1.1:
+            continue
+        checked += 1
+        if (ra < 1) != (rb < 1):
+            flips += 1
+            print(f"flip: {key[0]} {key[1]}: {ra:.2f} then {rb:.2f}")
+    print(f"{checked} verdicts differing by more than 10% in both runs, {flips} changed")
     return flips
 
 

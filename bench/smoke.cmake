@@ -23,3 +23,9 @@ foreach(case IN ITEMS "dot/n=256" "softmax/n=16" "attention_causal/L=4,d=8" "fix
     message(FATAL_ERROR "no complete row for ${case} in the report")
   endif()
 endforeach()
+# The pair benchmarks ran and the report took its SIMD/scalar verdicts from them.
+file(READ ${WORK_DIR}/summary.json summary)
+string(REGEX MATCH "\"paired\": {\n *\"scalar\": [0-9]" paired "${summary}")
+if(NOT paired)
+  message(FATAL_ERROR "no paired SIMD/scalar ratio in ${WORK_DIR}/summary.json")
+endif()
