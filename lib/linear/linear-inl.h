@@ -56,25 +56,46 @@ HWY_INLINE void LinearRowColumns(D d, const float* HWY_RESTRICT x_row, size_t in
   }
 }
 
-// Inputs per pass of LinearRows: a strip of W of kLinearChunk rows by four vectors (32 KiB at 16 lanes)
-// stays in L1 while every block of four rows of x passes over it.
-constexpr size_t kLinearChunk = 128;
+// The strip of W that LinearRows multiplies into every block of four rows of x: up to kLinearPackFloats floats
+// (chunk inputs by four vectors) copied to a contiguous buffer on the stack, 8 KiB, which stays in L1 while
+// every block passes over it. Read in place, the strip's rows are `out` floats apart (2 KiB at out = 512): they
+// share a few L1 sets, and the strip streamed from L2 for every block (0.66-0.75x of Eigen and OpenBLAS at
+// 64 x 512 x 512, 1.9x slower than packed; docs/performance.md, step 10). SCALAR and EMU128 (the
+// microcontroller targets, whose stack budget tests/stack_usage checks) read W in place, in chunks of 128.
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+constexpr size_t kLinearPackFloats = 0;
+#else
+constexpr size_t kLinearPackFloats = 2048;
+#endif
 
 // y = x W + bias for rows of x; the same summation order as LinearScalar (bias first, then increasing i), so
 // both paths share one error bound. Four rows by four output vectors per pass: sixteen FMA chains, and each
-// vector of W loaded once serves four rows. The inputs go in chunks of kLinearChunk, the partial sums through
-// y between chunks (a float store and load are exact, so the order of the sum is unchanged): one row at a
-// time streamed all of W from L2 per row and loaded more than it multiplied (0.43x of Eigen at
-// 64 x 512 x 512; docs/performance.md, step 9).
+// vector of W loaded once serves four rows. The inputs go in chunks (the packed strip), the partial sums
+// through y between chunks (a float store and load are exact, so the order of the sum is unchanged).
 inline void LinearRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                        const float* HWY_RESTRICT bias, size_t out, float* HWY_RESTRICT y) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t full = out / (4 * N) * (4 * N);
   const size_t block_rows = rows / 4 * 4;
+  const bool packed = kLinearPackFloats != 0 && block_rows != 0;
+  const size_t chunk = kLinearPackFloats != 0 ? kLinearPackFloats / (4 * N) : 128;
+  HWY_ALIGN float pack[kLinearPackFloats != 0 ? kLinearPackFloats : 1];
   for (size_t o = 0; o < full; o += 4 * N) {
-    for (size_t i0 = 0; i0 == 0 || i0 < in; i0 += kLinearChunk) {
-      const size_t i1 = in - i0 < kLinearChunk ? in : i0 + kLinearChunk;
+    for (size_t i0 = 0; i0 == 0 || i0 < in; i0 += chunk) {
+      const size_t i1 = in - i0 < chunk ? in : i0 + chunk;
+      if (packed) {
+        for (size_t i = i0; i < i1; ++i) {
+          const float* w_row = w + i * out + o;
+          float* dst = pack + (i - i0) * 4 * N;
+          hn::Store(hn::LoadU(d, w_row), d, dst), hn::Store(hn::LoadU(d, w_row + N), d, dst + N);
+          hn::Store(hn::LoadU(d, w_row + 2 * N), d, dst + 2 * N);
+          hn::Store(hn::LoadU(d, w_row + 3 * N), d, dst + 3 * N);
+        }
+      }
+      // Row i of the strip: 4 N floats at strip + (i - i0) * stride.
+      const float* strip = packed ? pack : w + i0 * out + o;
+      const size_t stride = packed ? 4 * N : out;
       for (size_t r = 0; r < block_rows; r += 4) {
         const float* x0 = x + r * in;
         const float* x1 = x0 + in;
@@ -102,7 +123,7 @@ inline void LinearRows(const float* HWY_RESTRICT x, size_t rows, size_t in, cons
           a03 = a13 = a23 = a33 = hn::LoadU(d, bias + o + 3 * N);
         }
         for (size_t i = i0; i < i1; ++i) {
-          const float* w_row = w + i * out + o;
+          const float* w_row = strip + (i - i0) * stride;
           const auto w0 = hn::LoadU(d, w_row), w1 = hn::LoadU(d, w_row + N), w2 = hn::LoadU(d, w_row + 2 * N),
                      w3 = hn::LoadU(d, w_row + 3 * N);
           const auto v0 = hn::Set(d, x0[i]), v1 = hn::Set(d, x1[i]), v2 = hn::Set(d, x2[i]), v3 = hn::Set(d, x3[i]);
