@@ -772,7 +772,10 @@ inline void DecodeAttention(const internal::AttentionProblem& p, const float* q,
 // tiled path), and its softmax runs in that register with the row path's operations (exp with the rounding of
 // s - m folded in, double or compensated sum, corrected division). An additive mask is added to the scores as on
 // the row path, and P V skips the keys it masks (a NaN in such a key's v never enters the row; its k is
-// copied, but its score is replaced by -inf). The numerics are the row path's, so
+// copied, but its score is replaced by -inf). Rows go two at a time: each row is one chain of dependent
+// operations (scores, horizontal max, exp, horizontal sum, division, P V: about 150 cycles), and two independent
+// chains side by side overlap (L = 4, d = 8: 206 -> 177 ns; docs/performance.md, step 11). P V takes each
+// weight from its lane by a permute instead of a store and reload. The numerics are the row path's, so
 // attention.h's bound holds unchanged. A row whose scores hold a NaN or an infinity makes SmallAttention
 // return false before the caller's row path recomputes the whole call (outputs never alias inputs).
 // Stack floats for K^T (head_dim * lanes must fit). Off on the SCALAR and EMU128 targets (microcontrollers: one
@@ -789,6 +792,72 @@ inline bool SmallAttentionApplies(const internal::AttentionProblem& p) {
   return kSmallKtFloats > 1 && p.kv_len <= N && p.head_dim <= kSmallKtFloats / N;
 }
 
+// The stages of one row of the small path. Scores of query row q_row against K^T (head_dim vectors of N lanes), queries
+// pre-scaled.
+template <class D>
+HWY_INLINE hn::Vec<D> SmallScores(D d, const float* q_row, const float* kt, size_t head_dim, float scale) {
+  const size_t N = hn::Lanes(d);
+  auto s = hn::Zero(d);
+  for (size_t c = 0; c < head_dim; ++c) s = hn::MulAdd(hn::Set(d, q_row[c] * scale), hn::Load(d, kt + c * N), s);
+  return s;
+}
+
+// The additive mask (a key whose bias is -inf is masked) and the keys past n: -inf. Returns false when no key
+// of the row is left (the row is 0).
+template <class D>
+HWY_INLINE bool SmallMask(D d, const float* mask_row, size_t kv_len, size_t n, hn::Vec<D>& s) {
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  if (mask_row != nullptr) {
+    const auto bias = LoadTail(d, mask_row, kv_len);
+    const auto masked = hn::Eq(bias, neg_inf);
+    if (hn::AllTrue(d, hn::Or(masked, hn::Not(hn::FirstN(d, n))))) return false;
+    s = hn::IfThenElse(masked, neg_inf, hn::Add(s, bias));
+  }
+  s = hn::IfThenElse(hn::FirstN(d, n), s, neg_inf);
+  return true;
+}
+
+// Softmax weights of a row of scores (the row path's operations); ok becomes false when the scores hold a NaN or
+// an infinity (the caller's row path then recomputes the call).
+template <class D>
+HWY_INLINE hn::Vec<D> SmallWeights(D d, hn::Vec<D> s, bool& ok) {
+  const float m = hn::GetLane(hn::MaxOfLanes(d, s));
+  const auto e = ExpMinusMax(d, s, hn::Set(d, -m));
+  const RowSumD<D> ds;
+  auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
+  RowSumAdd(d, e, acc0, acc1);
+  const float total = RowSumTotal(d, acc0, acc1);
+  ok = ok && internal::IsFinite(m) && total > 0.0f;  // total: NaN among the scores
+  const auto vtotal = hn::Set(d, total);
+  const auto vinv = hn::Set(d, 1.0f / total);
+  const auto quotient = hn::Mul(e, vinv);
+  return hn::MulAdd(hn::NegMulAdd(quotient, vtotal, e), vinv, quotient);
+}
+
+// out_row = sum over the row's unmasked keys j < n of w_j v_j; w_j is lane j of w (a lane permute: no store of
+// the weights and reload of each).
+template <class D>
+HWY_INLINE void SmallPv(D d, hn::Vec<D> w, size_t n, const float* mask_row, const float* v_head, size_t v_stride,
+                        size_t value_dim, float* out_row) {
+  const size_t N = hn::Lanes(d);
+  const hn::RebindToSigned<D> di;
+  for (size_t c = 0; c < value_dim; c += N) {
+    const size_t width = value_dim - c < N ? value_dim - c : N;
+    auto a = hn::Zero(d);
+    for (size_t j = 0; j < n; ++j) {
+      if (internal::KeyMasked(mask_row, j)) continue;
+      const float* v_row = v_head + j * v_stride + c;
+      const auto wj = hn::TableLookupLanes(w, hn::IndicesFromVec(d, hn::Set(di, static_cast<int32_t>(j))));
+      a = hn::MulAdd(wj, width == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, width), a);
+    }
+    if (width == N) {
+      hn::StoreU(a, d, out_row + c);
+    } else {
+      StoreTail(d, a, out_row + c, width);
+    }
+  }
+}
+
 inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                            float* out) {
   const hn::ScalableTag<float> d;
@@ -799,8 +868,6 @@ inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, 
   const size_t v_stride = p.num_kv_heads * p.value_dim;
   const size_t out_stride = p.num_heads * p.value_dim;
   HWY_ALIGN float kt[kSmallKtFloats];
-  HWY_ALIGN float weights[HWY_MAX_BYTES / sizeof(float)] = {};
-  const auto neg_inf = hn::Set(d, -internal::kInfinity);
   for (size_t g = 0; g < p.num_kv_heads; ++g) {
     // K^T by scalar copies: on this suite's Xeon a 16-lane gather cost more than the rest of a 4x4 call
     // (microcode-assisted gathers). Padding lanes are 0; their scores are replaced by -inf below.
@@ -811,53 +878,42 @@ inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, 
     }
     const float* v_head = v + g * p.value_dim;
     for (size_t h = g * group; h < (g + 1) * group; ++h) {
-      for (size_t i = 0; i < p.q_len; ++i) {
-        const size_t n = internal::VisibleKeys(p, i);
-        float* out_row = out + i * out_stride + h * p.value_dim;
-        if (n == 0) {
-          internal::FillRow(out_row, p.value_dim, 0.0f);
-          continue;
-        }
-        const float* q_row = q + i * q_stride + h * p.head_dim;
-        auto s = hn::Zero(d);
-        for (size_t c = 0; c < p.head_dim; ++c)
-          s = hn::MulAdd(hn::Set(d, q_row[c] * p.scale), hn::Load(d, kt + c * N), s);
-        const float* mask_row = p.mask != nullptr ? p.mask + i * p.kv_len : nullptr;
-        if (mask_row != nullptr) {
-          const auto bias = LoadTail(d, mask_row, p.kv_len);
-          const auto masked = hn::Eq(bias, neg_inf);
-          if (hn::AllTrue(d, hn::Or(masked, hn::Not(hn::FirstN(d, n))))) {  // the mask hides every key
-            internal::FillRow(out_row, p.value_dim, 0.0f);
-            continue;
-          }
-          s = hn::IfThenElse(masked, neg_inf, hn::Add(s, bias));
-        }
-        s = hn::IfThenElse(hn::FirstN(d, n), s, neg_inf);
-        const float m = hn::GetLane(hn::MaxOfLanes(d, s));
-        if (!internal::IsFinite(m)) return false;
-        const auto e = ExpMinusMax(d, s, hn::Set(d, -m));
-        const RowSumD<decltype(d)> ds;
-        auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
-        RowSumAdd(d, e, acc0, acc1);
-        const float total = RowSumTotal(d, acc0, acc1);
-        if (!(total > 0.0f)) return false;  // NaN among the scores
-        const auto vtotal = hn::Set(d, total);
-        const auto vinv = hn::Set(d, 1.0f / total);
-        const auto quotient = hn::Mul(e, vinv);
-        hn::Store(hn::MulAdd(hn::NegMulAdd(quotient, vtotal, e), vinv, quotient), d, weights);
-        for (size_t c = 0; c < p.value_dim; c += N) {
-          const size_t width = p.value_dim - c < N ? p.value_dim - c : N;
-          auto a = hn::Zero(d);
-          for (size_t j = 0; j < n; ++j) {
-            if (internal::KeyMasked(mask_row, j)) continue;
-            const float* v_row = v_head + j * v_stride + c;
-            a = hn::MulAdd(hn::Set(d, weights[j]), width == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, width), a);
-          }
-          if (width == N) {
-            hn::StoreU(a, d, out_row + c);
-          } else {
-            StoreTail(d, a, out_row + c, width);
-          }
+      const auto row = [&](size_t i, float*& out_row, const float*& mask_row, size_t& n, hn::Vec<decltype(d)>& s) {
+        n = internal::VisibleKeys(p, i);
+        out_row = out + i * out_stride + h * p.value_dim;
+        mask_row = p.mask != nullptr ? p.mask + i * p.kv_len : nullptr;
+        s = SmallScores(d, q + i * q_stride + h * p.head_dim, kt, p.head_dim, p.scale);
+        if (n != 0 && SmallMask(d, mask_row, p.kv_len, n, s)) return true;
+        internal::FillRow(out_row, p.value_dim, 0.0f);  // the row sees no key
+        return false;
+      };
+      size_t i = 0;
+      // Two rows at a time: their chains (scores, max, exp, sum, division, P V) are independent, and side by
+      // side in one block the core overlaps them.
+      for (; i + 2 <= p.q_len; i += 2) {
+        float *out0, *out1;
+        const float *mask0, *mask1;
+        size_t n0, n1;
+        hn::Vec<decltype(d)> s0, s1;
+        const bool live0 = row(i, out0, mask0, n0, s0);
+        const bool live1 = row(i + 1, out1, mask1, n1, s1);
+        bool ok0 = true, ok1 = true;
+        const auto w0 = SmallWeights(d, s0, ok0);
+        const auto w1 = SmallWeights(d, s1, ok1);
+        if ((live0 && !ok0) || (live1 && !ok1)) return false;
+        if (live0) SmallPv(d, w0, n0, mask0, v_head, v_stride, p.value_dim, out0);
+        if (live1) SmallPv(d, w1, n1, mask1, v_head, v_stride, p.value_dim, out1);
+      }
+      if (i < p.q_len) {
+        float* out0;
+        const float* mask0;
+        size_t n0;
+        hn::Vec<decltype(d)> s0;
+        if (row(i, out0, mask0, n0, s0)) {
+          bool ok = true;
+          const auto w0 = SmallWeights(d, s0, ok);
+          if (!ok) return false;
+          SmallPv(d, w0, n0, mask0, v_head, v_stride, p.value_dim, out0);
         }
       }
     }
