@@ -50,10 +50,10 @@ std::string LinearShape::Name() const {
 
 std::vector<LinearShape> LinearShapes() { return {{4, 8, 8}, {16, 256, 256}, {64, 512, 512}}; }
 
-std::vector<float> Random(size_t n, float lo, float hi, uint32_t seed) {
+Floats Random(size_t n, float lo, float hi, uint32_t seed) {
   std::mt19937 engine(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
+  Floats v(n);
   for (float& x : v) x = dist(engine);
   return v;
 }
@@ -79,8 +79,8 @@ const std::vector<double>& CachedReference(const void* inputs, int variant, Make
 constexpr size_t kColdPoolBytes = size_t{256} << 20;
 
 // The pool every cold decode case reads its copies from: K copies in the first half, V copies in the second.
-const std::vector<float>& ColdPool() {
-  static const std::vector<float> pool = Random(kColdPoolBytes / sizeof(float), -1, 1, 202);
+const Floats& ColdPool() {
+  static const Floats pool = Random(kColdPoolBytes / sizeof(float), -1, 1, 202);
   return pool;
 }
 }  // namespace
@@ -121,7 +121,7 @@ DecodeInputs::DecodeInputs(const DecodeShape& shape)
       scale(1.0f / std::sqrt(static_cast<float>(shape.dim))),
       q(Random(shape.dim, -1, 1, 201)) {
   if (shape.cold) {
-    const std::vector<float>& pool = ColdPool();
+    const Floats& pool = ColdPool();
     k_ = pool.data();
     v_ = pool.data() + pool.size() / 2;
   } else {
@@ -137,13 +137,13 @@ size_t DecodeInputs::NextCopy() {
   return ++next;
 }
 
-const std::vector<float>& SoftmaxInput(size_t n) {
-  static std::map<size_t, std::unique_ptr<const std::vector<float>>> cache;
-  return Shared(cache, n, [&] { return new std::vector<float>(Random(n, -10, 10, 301)); });
+const Floats& SoftmaxInput(size_t n) {
+  static std::map<size_t, std::unique_ptr<const Floats>> cache;
+  return Shared(cache, n, [&] { return new Floats(Random(n, -10, 10, 301)); });
 }
 
-const std::vector<float>& ExpInput() {
-  static const std::vector<float> in = Random(kExpSize, -87, 0, 401);
+const Floats& ExpInput() {
+  static const Floats in = Random(kExpSize, -87, 0, 401);
   return in;
 }
 
@@ -226,12 +226,12 @@ double DecodeError(const DecodeInputs& in, const float* out) {
   return MaxRelativeRowError(out, ref, 1, in.dim);
 }
 
-double SoftmaxError(const std::vector<float>& in, const float* out) {
+double SoftmaxError(const Floats& in, const float* out) {
   const auto& ref = CachedReference(&in, 0, [&] { return ReferenceSoftmax(in.data(), 1, in.size()); });
   return MaxRelativeRowError(out, ref, 1, in.size());
 }
 
-double ExpError(const std::vector<float>& in, const float* out) {
+double ExpError(const Floats& in, const float* out) {
   double worst = 0;
   for (size_t i = 0; i < in.size(); ++i) {
     const double exact = std::exp(static_cast<double>(in[i]));

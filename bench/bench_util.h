@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -44,17 +45,39 @@ struct LinearShape {
 };
 std::vector<LinearShape> LinearShapes();
 
+// ---- Buffers: every buffer an implementation reads or writes is 64-byte aligned (a cache line, and the widest
+// vector): what a user who cares about speed allocates, and the same for every implementation. Rows that start
+// 16 bytes off a line cost edgeattn's attention 15-19% at L = 16 ... 64 (docs/performance.md, step 12).
+template <typename T>
+struct CacheAligned {
+  using value_type = T;
+  CacheAligned() = default;
+  template <typename U>
+  CacheAligned(const CacheAligned<U>&) {}  // NOLINT(google-explicit-constructor): allocator rebinding
+  T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const CacheAligned<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const CacheAligned<U>&) const {
+    return false;
+  }
+};
+using Floats = std::vector<float, CacheAligned<float>>;
+
 // ---- Inputs: one instance per case for the life of the process, built on first use (the Get functions). Every
 // implementation of a case reads the same buffers: same values, and the same addresses, so that where the
 // process's allocations happen to land affects all implementations of a case alike. Each case's double-precision
 // reference is computed once, on the first check. The references returned stay valid until the process ends.
-std::vector<float> Random(size_t n, float lo, float hi, uint32_t seed);
+Floats Random(size_t n, float lo, float hi, uint32_t seed);
 
 struct AttentionInputs {
   static const AttentionInputs& Get(size_t len, size_t dim);
   size_t len, dim;
-  float scale;                 // 1/sqrt(d)
-  std::vector<float> q, k, v;  // [len][dim] each
+  float scale;     // 1/sqrt(d)
+  Floats q, k, v;  // [len][dim] each
 
  private:
   AttentionInputs(size_t len, size_t dim);
@@ -63,7 +86,7 @@ struct AttentionInputs {
 struct LinearInputs {
   static const LinearInputs& Get(const LinearShape& shape);
   LinearShape shape;
-  std::vector<float> x, w, b;  // [rows][in], [in][out], [out]
+  Floats x, w, b;  // [rows][in], [in][out], [out]
 
  private:
   explicit LinearInputs(const LinearShape& shape);
@@ -76,7 +99,7 @@ struct DecodeInputs {
   static const DecodeInputs& Get(const DecodeShape& shape);
   size_t keys, dim, copies;
   float scale;
-  std::vector<float> q;
+  Floats q;
   const float* K(size_t i) const { return k_ + (i % copies) * keys * dim; }
   const float* V(size_t i) const { return v_ + (i % copies) * keys * dim; }
   // The copy for the next timed call. One counter for every implementation and case: the two calls of a pair
@@ -85,13 +108,13 @@ struct DecodeInputs {
 
  private:
   explicit DecodeInputs(const DecodeShape& shape);
-  std::vector<float> own_k_, own_v_;  // the hot cache
+  Floats own_k_, own_v_;  // the hot cache
   const float* k_;
   const float* v_;
 };
 
-const std::vector<float>& SoftmaxInput(size_t n);  // one row of n, uniform in [-10, 10]
-const std::vector<float>& ExpInput();              // kExpSize floats, uniform in [-87, 0]
+const Floats& SoftmaxInput(size_t n);  // one row of n, uniform in [-10, 10]
+const Floats& ExpInput();              // kExpSize floats, uniform in [-87, 0]
 
 // ---- Double-precision references and the check.
 std::vector<double> ReferenceAttention(const float* q, const float* k, const float* v, size_t lq, size_t lk, size_t dim,
@@ -114,8 +137,8 @@ void MaskAboveDiagonal(float* scores, size_t len);
 // Distance of one call's output from the double reference of a suite case (inputs from the functions above).
 double AttentionError(const AttentionInputs& in, bool causal, const float* out);  // [len][dim]
 double DecodeError(const DecodeInputs& in, const float* out);                     // [dim], for copy 0
-double SoftmaxError(const std::vector<float>& in, const float* out);              // one row, in from SoftmaxInput
-double ExpError(const std::vector<float>& in, const float* out);                  // max relative error
+double SoftmaxError(const Floats& in, const float* out);                          // one row, in from SoftmaxInput
+double ExpError(const Floats& in, const float* out);                              // max relative error
 double LinearError(const LinearInputs& in, const float* y);                       // [rows][out]
 
 // ---- Registration and counters.

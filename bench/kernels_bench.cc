@@ -76,7 +76,7 @@ void Attention(benchmark::State& state, const Path& path, const AttentionShape& 
   desc.q_len = desc.kv_len = shape.len;
   desc.head_dim = desc.value_dim = shape.dim;
   desc.mask = shape.causal ? edgeattn::MaskKind::kCausal : edgeattn::MaskKind::kNone;
-  std::vector<float> out(shape.len * shape.dim);
+  Floats out(shape.len * shape.dim);
   std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
   auto run = [&] {
     return path.scalar
@@ -93,7 +93,7 @@ void Attention(benchmark::State& state, const Path& path, const AttentionShape& 
 template <size_t L, size_t D, edgeattn::MaskKind kMask>
 void FixedAttention(benchmark::State& state, const Path& path) {
   static edgeattn::FixedAttention<L, L, D, D, 1, 1, kMask> attention;
-  static float q[L][D], k[L][D], v[L][D], out[L][D];
+  alignas(64) static float q[L][D], k[L][D], v[L][D], out[L][D];
   const AttentionInputs& in = AttentionInputs::Get(L, D);
   std::memcpy(q, in.q.data(), sizeof(q));
   std::memcpy(k, in.k.data(), sizeof(k));
@@ -113,7 +113,7 @@ void Decode(benchmark::State& state, const Path& path, const DecodeShape& shape)
   desc.q_len = 1;
   desc.kv_len = shape.keys;
   desc.head_dim = desc.value_dim = shape.dim;
-  std::vector<float> out(shape.dim);
+  Floats out(shape.dim);
   std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
   auto run = [&](size_t copy) {
     return path.scalar
@@ -129,8 +129,8 @@ void Decode(benchmark::State& state, const Path& path, const DecodeShape& shape)
 
 void Softmax(benchmark::State& state, const Path& path, size_t n) {
   ScopedPath scoped(path);
-  const std::vector<float>& in = SoftmaxInput(n);
-  std::vector<float> out(n);
+  const Floats& in = SoftmaxInput(n);
+  Floats out(n);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Softmax(in.data(), out.data(), 1, n)
                        : edgeattn::Softmax(in.data(), out.data(), 1, n);
@@ -141,8 +141,8 @@ void Softmax(benchmark::State& state, const Path& path, size_t n) {
 
 void Exp(benchmark::State& state, const Path& path) {
   ScopedPath scoped(path);
-  const std::vector<float>& in = ExpInput();
-  std::vector<float> out(kExpSize);
+  const Floats& in = ExpInput();
+  Floats out(kExpSize);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Exp(in.data(), out.data(), kExpSize)
                        : edgeattn::Exp(in.data(), out.data(), kExpSize);
@@ -153,7 +153,7 @@ void Exp(benchmark::State& state, const Path& path) {
 
 void Dot(benchmark::State& state, const Path& path, size_t n) {
   ScopedPath scoped(path);
-  const std::vector<float> a = Random(n, -1, 1, 501), b = Random(n, -1, 1, 502);
+  const Floats a = Random(n, -1, 1, 501), b = Random(n, -1, 1, 502);
   float r = 0;
   auto run = [&] {
     const Status s =
@@ -175,7 +175,7 @@ void Dot(benchmark::State& state, const Path& path, size_t n) {
 void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
   ScopedPath scoped(path);
   const LinearInputs& in = LinearInputs::Get(s);
-  std::vector<float> y(s.rows * s.out);
+  Floats y(s.rows * s.out);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::Linear(in.x.data(), s.rows, s.in, in.w.data(), in.b.data(), s.out, y.data())
                        : edgeattn::Linear(in.x.data(), s.rows, s.in, in.w.data(), in.b.data(), s.out, y.data());
@@ -186,7 +186,7 @@ void Linear(benchmark::State& state, const Path& path, const LinearShape& s) {
 
 void PositionalEncoding(benchmark::State& state, const Path& path, size_t seq, size_t dim) {
   ScopedPath scoped(path);
-  std::vector<float> x(seq * dim, 0.0f);
+  Floats x(seq * dim, 0.0f);
   auto run = [&] {
     return path.scalar ? edgeattn::scalar::AddPositionalEncoding(x.data(), seq, dim, 0)
                        : edgeattn::AddPositionalEncoding(x.data(), seq, dim, 0);

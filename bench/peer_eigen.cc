@@ -57,7 +57,7 @@ void Decode(benchmark::State& state, const DecodeShape& shape) {
 }
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float>& in = SoftmaxInput(n);
+  const Floats& in = SoftmaxInput(n);
   const Eigen::Map<const Eigen::ArrayXf> x(in.data(), static_cast<Eigen::Index>(n));
   Eigen::ArrayXf y(n);
   auto run = [&] {
@@ -69,7 +69,7 @@ void Softmax(benchmark::State& state, size_t n) {
 }
 
 void Exp(benchmark::State& state) {
-  const std::vector<float>& in = ExpInput();
+  const Floats& in = ExpInput();
   const Eigen::Map<const Eigen::ArrayXf> x(in.data(), kExpSize);
   Eigen::ArrayXf y(kExpSize);
   auto run = [&] { y = x.exp(); };

@@ -44,7 +44,7 @@ memory Wrap(size_t rows, size_t cols, const float* data, bool transposed = false
 void Attention(benchmark::State& state, const AttentionShape& shape) {
   const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   const size_t l = shape.len, d = shape.dim;
-  std::vector<float> s(l * l), out(l * d);
+  Floats s(l * l), out(l * d);
   dnnl::stream stream(Engine());
   const dnnl::matmul scores = MatMul(l, d, l, true, in.scale), values = MatMul(l, l, d, false, 1.0f);
   const dnnl::softmax_forward softmax = RowSoftmax(l, l);
@@ -64,8 +64,8 @@ void Attention(benchmark::State& state, const AttentionShape& shape) {
 }
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float>& in = SoftmaxInput(n);
-  std::vector<float> out(n);
+  const Floats& in = SoftmaxInput(n);
+  Floats out(n);
   dnnl::stream stream(Engine());
   const dnnl::softmax_forward softmax = RowSoftmax(1, n);
   memory src = Wrap(1, n, in.data()), dst = Wrap(1, n, out.data());

@@ -18,7 +18,7 @@ namespace {
 void Attention(benchmark::State& state, const AttentionShape& shape) {
   const AttentionInputs& in = AttentionInputs::Get(shape.len, shape.dim);
   const int l = static_cast<int>(shape.len), d = static_cast<int>(shape.dim);
-  std::vector<float> s(shape.len * shape.len), out(shape.len * shape.dim);
+  Floats s(shape.len * shape.len), out(shape.len * shape.dim);
   auto run = [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, l, l, d, in.scale, in.q.data(), d, in.k.data(), d, 0.0f,
                 s.data(), l);
@@ -36,7 +36,7 @@ void Attention(benchmark::State& state, const AttentionShape& shape) {
 void Decode(benchmark::State& state, const DecodeShape& shape) {
   const DecodeInputs& in = DecodeInputs::Get(shape);
   const int n = static_cast<int>(shape.keys), d = static_cast<int>(shape.dim);
-  std::vector<float> s(shape.keys), out(shape.dim);
+  Floats s(shape.keys), out(shape.dim);
   auto run = [&](size_t copy) {
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, d, in.scale, in.K(copy), d, in.q.data(), 1, 0.0f, s.data(), 1);
     const edgeattn::Status status = edgeattn::Softmax(s.data(), s.data(), 1, shape.keys);
@@ -51,7 +51,7 @@ void Decode(benchmark::State& state, const DecodeShape& shape) {
 
 void Linear(benchmark::State& state, const LinearShape& sh) {
   const LinearInputs& in = LinearInputs::Get(sh);
-  std::vector<float> y(sh.rows * sh.out);
+  Floats y(sh.rows * sh.out);
   const int rows = static_cast<int>(sh.rows), k = static_cast<int>(sh.in), cols = static_cast<int>(sh.out);
   auto run = [&] {
     for (size_t r = 0; r < sh.rows; ++r) std::copy(in.b.begin(), in.b.end(), y.begin() + static_cast<long>(r * sh.out));

@@ -9,8 +9,8 @@ namespace edgeattn_bench {
 namespace {
 
 void Softmax(benchmark::State& state, size_t n) {
-  const std::vector<float>& in = SoftmaxInput(n);
-  std::vector<float> out(n);
+  const Floats& in = SoftmaxInput(n);
+  Floats out(n);
   xnn_operator_t op = nullptr;
   if (xnn_create_softmax_nc_f32(n, n, n, 0, &op) != xnn_status_success ||
       xnn_setup_softmax_nc_f32(op, 1, in.data(), out.data(), nullptr) != xnn_status_success) {
