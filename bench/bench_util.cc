@@ -353,23 +353,29 @@ void TimePaired(benchmark::State& state, const std::function<void()>& call) {
   call();
   const double slower = std::max(Seconds(t1 - t0), Seconds(Clock::now() - t1));
   const size_t batch = std::max<size_t>(1, static_cast<size_t>(20e-6 / std::max(slower, 1e-9)));
+  // Rounds (pairs of batches) per iteration: enough that a repetition of a few hundredths of a second still
+  // gathers up to 8 ratios when a call takes milliseconds (L = 1024: one or two would decide the median).
+  const double round_seconds = 2.0 * static_cast<double>(batch) * slower;
+  const size_t rounds = std::min<size_t>(8, std::max<size_t>(1, static_cast<size_t>(0.15 / round_seconds)));
   std::vector<double> ratios;
   double best_simd = std::numeric_limits<double>::infinity(), best_other = best_simd;
   bool simd_first = true;
   for (auto _ : state) {
-    // The order alternates, so that neither call always runs right after the other's cache traffic.
-    double t_simd = 0, t_other = 0;
-    for (int half = 0; half < 2; ++half) {
-      const bool run_simd = (half == 0) == simd_first;
-      const std::function<void()>& f = run_simd ? simd : call;
-      t0 = Clock::now();
-      for (size_t i = 0; i < batch; ++i) f();
-      (run_simd ? t_simd : t_other) = Seconds(Clock::now() - t0) / static_cast<double>(batch);
+    for (size_t round = 0; round < rounds; ++round) {
+      // The order alternates, so that neither call always runs right after the other's cache traffic.
+      double t_simd = 0, t_other = 0;
+      for (int half = 0; half < 2; ++half) {
+        const bool run_simd = (half == 0) == simd_first;
+        const std::function<void()>& f = run_simd ? simd : call;
+        t0 = Clock::now();
+        for (size_t i = 0; i < batch; ++i) f();
+        (run_simd ? t_simd : t_other) = Seconds(Clock::now() - t0) / static_cast<double>(batch);
+      }
+      simd_first = !simd_first;
+      ratios.push_back(t_other / t_simd);
+      best_simd = std::min(best_simd, t_simd);
+      best_other = std::min(best_other, t_other);
     }
-    simd_first = !simd_first;
-    ratios.push_back(t_other / t_simd);
-    best_simd = std::min(best_simd, t_simd);
-    best_other = std::min(best_other, t_other);
   }
   std::sort(ratios.begin(), ratios.end());
   const size_t n = ratios.size();
