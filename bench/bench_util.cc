@@ -308,9 +308,8 @@ void RegisterPairs() {
     }
     if (simd == nullptr) continue;
     std::vector<std::pair<std::string, BenchFn>> others;
-    for (const auto& [impl, fn] : impls) {
-      if (impl == "scalar") others.emplace_back(impl, fn);
-      if (!fixed && impl != "simd" && impl != "scalar" && impl.rfind("simd:", 0) != 0) others.emplace_back(impl, fn);
+    for (const auto& [impl, fn] : impls) {  // the scalar path, and the peers (the fixed cases have none)
+      if (impl == "scalar" || (!fixed && impl != "simd" && impl.rfind("simd:", 0) != 0)) others.emplace_back(impl, fn);
     }
     if (fixed) {  // "fixed_attention/..." against the runtime-shape implementations of "attention/..."
       const auto runtime = Registry().find("attention" + case_name.substr(std::string("fixed_attention").size()));

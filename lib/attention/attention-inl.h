@@ -887,34 +887,22 @@ inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, 
         internal::FillRow(out_row, p.value_dim, 0.0f);  // the row sees no key
         return false;
       };
-      size_t i = 0;
       // Two rows at a time: their chains (scores, max, exp, sum, division, P V) are independent, and side by
-      // side in one block the core overlaps them.
-      for (; i + 2 <= p.q_len; i += 2) {
-        float *out0, *out1;
-        const float *mask0, *mask1;
-        size_t n0, n1;
-        hn::Vec<decltype(d)> s0, s1;
+      // side in one block the core overlaps them. An odd last row goes alone (its partner's chain runs on zeros
+      // and is discarded).
+      for (size_t i = 0; i < p.q_len; i += 2) {
+        float *out0, *out1 = nullptr;
+        const float *mask0, *mask1 = nullptr;
+        size_t n0, n1 = 0;
+        hn::Vec<decltype(d)> s0, s1 = hn::Zero(d);
         const bool live0 = row(i, out0, mask0, n0, s0);
-        const bool live1 = row(i + 1, out1, mask1, n1, s1);
+        const bool live1 = i + 1 < p.q_len && row(i + 1, out1, mask1, n1, s1);
         bool ok0 = true, ok1 = true;
         const auto w0 = SmallWeights(d, s0, ok0);
         const auto w1 = SmallWeights(d, s1, ok1);
         if ((live0 && !ok0) || (live1 && !ok1)) return false;
         if (live0) SmallPv(d, w0, n0, mask0, v_head, v_stride, p.value_dim, out0);
         if (live1) SmallPv(d, w1, n1, mask1, v_head, v_stride, p.value_dim, out1);
-      }
-      if (i < p.q_len) {
-        float* out0;
-        const float* mask0;
-        size_t n0;
-        hn::Vec<decltype(d)> s0;
-        if (row(i, out0, mask0, n0, s0)) {
-          bool ok = true;
-          const auto w0 = SmallWeights(d, s0, ok);
-          if (!ok) return false;
-          SmallPv(d, w0, n0, mask0, v_head, v_stride, p.value_dim, out0);
-        }
       }
     }
   }
