@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 scripts/install-deps.sh ca-certificates cmake ninja-build g++ binutils python3 python3-matplotlib libhwy-dev \
-  libgtest-dev googletest libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev libxnnpack-dev \
+  libgtest-dev googletest libbenchmark-dev libeigen3-dev libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libxnnpack-dev \
   libpthreadpool-dev util-linux
 cmake --preset host-release >/dev/null
 cmake --build --preset host-release --target edgeattn_bench
