@@ -386,9 +386,11 @@ TEST_P(AttentionTest, DecodeShapesAcrossKeyTiles) {
   const size_t head_layouts[][2] = {{1, 1}, {4, 2}, {3, 1}};
   size_t cases = 0;
   for (size_t lq : {1, 3, 7}) {
-    for (size_t lk : {6, 63, 64, 65, 129, 300}) {
+    // Tiles of 256 keys, scored eight at a time: tails of every length below 8, one to three tiles.
+    for (size_t lk : {6, 63, 64, 65, 129, 255, 256, 257, 300, 517}) {
       const size_t dims[] = {5, 16, 64, 130};
-      const size_t dk = dims[rng.Index(4)], dv = dims[rng.Index(4)];
+      const size_t widths = lk > 300 ? 3 : 4;  // the widest heads only below 300 keys (4 MiB boards)
+      const size_t dk = dims[rng.Index(widths)], dv = dims[rng.Index(widths)];
       const auto& layout = head_layouts[rng.Index(3)];
       for (MaskKind mask : {MaskKind::kNone, MaskKind::kCausal}) {
         const AttentionDesc d = MakeDesc(lq, lk, dk, dv, mask, layout[0], layout[1]);

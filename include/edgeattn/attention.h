@@ -47,7 +47,7 @@ constexpr size_t kWorkspaceAlignment = 64;
 //  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
 //    taken otherwise with an additive mask;
 //  - the decode path without an additive mask and with fewer than kAttentionTiledMinQueries queries (decoding
-//    against a KV cache): each query row streams its visible keys once, in tiles of 64 keys (their scores in
+//    against a KV cache): each query row streams its visible keys once, in tiles of 256 keys (their scores in
 //    the workspace, an online softmax across tiles, P V of the tile into the output row);
 //  - the tiled path otherwise: blocks of up to 32 queries against tiles of up to 64 keys, the scores of a tile
 //    and an online softmax kept per block; its workspace depends on the block and the head width, not on L.
@@ -98,9 +98,9 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 //   eta   = 2^-21                                                                 (softmax: 4 ULP relative)
 // to first order in u. The first term is the conditioning of softmax (score errors move weight between keys,
 // which matters as far as v_j differs from the output); the second is rounding of the weights and of the
-// weighted sum. The row path sums keys in blocks of 32, the tiled and decode paths in tiles of 64; their online
-// softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per tile (|J|/64 times, <= 6u each:
-// the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
+// weighted sum. The row path sums keys in blocks of 32, the tiled path in tiles of 64 keys and the decode path
+// in tiles of 256; their online softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per
+// tile (at most |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
 // widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when
 // nothing cancels), is at most about 2e-7 on the row path and 5e-7 on the tiled path; the tests assert 1e-6.
 // Errors: kNullPointer, kInvalidShape (a zero size; a byte count overflows), kInvalidArgument (scale negative

@@ -583,47 +583,85 @@ inline void TiledAttention(const internal::AttentionProblem& p, const float* q, 
 // cache). The row path spends most of such a call on per-key overhead: a general-length dot product with
 // its loop tails and horizontal sum per key, the row's scores stored, reloaded for the softmax and again
 // for P V, and K and V streamed in two separate passes. Here each query row streams its keys once in tiles
-// of kDecodeTile: the scores of a tile (four keys at a time, one accumulator vector per key), an online
+// of kDecodeTile: the scores of a tile (eight keys at a time, one accumulator vector per key), an online
 // softmax across tiles (the tiled path's: the row's earlier output and sum rescaled by e^(m_old - m_new) at
 // most once per tile), and P V of the tile into the output row (four vectors of columns at a time, two
 // accumulators each), so a tile's K rows and V rows are read back to back. The numerics are the tiled path's
 // with a one-query block, so attention.h's bound holds unchanged. A tile with a non-finite score (NaN, an
 // infinity) hands the row to TiledRowFallback, which follows the softmax rules.
-constexpr size_t kDecodeTile = 64;  // keys per online-softmax step, as the tiled path's tile
+// Keys per online-softmax step. The workspace holds kv_len floats (the row path's need), so a tile of up to 256
+// keys costs no extra memory; 256 rather than 64 halves cold calls' time per key lost between the tile's K and V
+// streams and amortises each tile's serial softmax step (docs/performance.md, step 13).
+constexpr size_t kDecodeTile = 256;
+
+#if HWY_TARGET != HWY_SCALAR
+// Pairwise sums of neighbouring lanes: the lower half of the result holds a's, the upper half b's.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V PairSums(D d, V a, V b) {
+  return hn::Add(hn::ConcatEven(d, b, a), hn::ConcatOdd(d, b, a));
+}
+#endif
 
 // Scores of keys [0, n) (n <= kDecodeTile) against q_row, times scale, into s.
+// Eight keys at a time, one accumulator vector per key; the eight are reduced together by a transposing tree
+// (PairSums: log2(N) levels, each halving the partial sums per key) into one vector of eight scores, instead
+// of eight horizontal reductions (docs/performance.md, step 13).
 template <class D>
 HWY_INLINE void DecodeScores(D d, const float* q_row, const float* k, size_t k_stride, size_t head_dim, size_t n,
                              float scale, float* s) {
+  size_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
   const size_t N = hn::Lanes(d);
   const size_t full = head_dim - head_dim % N;
   const size_t rest = head_dim - full;
-  size_t j = 0;
-  for (; j + 4 <= n; j += 4) {
+  const auto vscale = hn::Set(d, scale);
+  for (; N >= 4 && j + 8 <= n; j += 8) {
     const float* k0 = k + j * k_stride;
-    const float* k1 = k0 + k_stride;
-    const float* k2 = k1 + k_stride;
-    const float* k3 = k2 + k_stride;
+    const size_t ks = k_stride;
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
     for (size_t c = 0; c < full; c += N) {
       const auto qc = hn::LoadU(d, q_row + c);
-      a0 = hn::MulAdd(qc, hn::LoadU(d, k0 + c), a0);
-      a1 = hn::MulAdd(qc, hn::LoadU(d, k1 + c), a1);
-      a2 = hn::MulAdd(qc, hn::LoadU(d, k2 + c), a2);
-      a3 = hn::MulAdd(qc, hn::LoadU(d, k3 + c), a3);
+      const float* kc = k0 + c;
+      a0 = hn::MulAdd(qc, hn::LoadU(d, kc), a0);
+      a1 = hn::MulAdd(qc, hn::LoadU(d, kc + ks), a1);
+      a2 = hn::MulAdd(qc, hn::LoadU(d, kc + 2 * ks), a2);
+      a3 = hn::MulAdd(qc, hn::LoadU(d, kc + 3 * ks), a3);
+      a4 = hn::MulAdd(qc, hn::LoadU(d, kc + 4 * ks), a4);
+      a5 = hn::MulAdd(qc, hn::LoadU(d, kc + 5 * ks), a5);
+      a6 = hn::MulAdd(qc, hn::LoadU(d, kc + 6 * ks), a6);
+      a7 = hn::MulAdd(qc, hn::LoadU(d, kc + 7 * ks), a7);
     }
     if (rest != 0) {
       const auto qc = LoadTail(d, q_row + full, rest);  // lanes past head_dim are 0 in q and in k
-      a0 = hn::MulAdd(qc, LoadTail(d, k0 + full, rest), a0);
-      a1 = hn::MulAdd(qc, LoadTail(d, k1 + full, rest), a1);
-      a2 = hn::MulAdd(qc, LoadTail(d, k2 + full, rest), a2);
-      a3 = hn::MulAdd(qc, LoadTail(d, k3 + full, rest), a3);
+      const float* kc = k0 + full;
+      a0 = hn::MulAdd(qc, LoadTail(d, kc, rest), a0);
+      a1 = hn::MulAdd(qc, LoadTail(d, kc + ks, rest), a1);
+      a2 = hn::MulAdd(qc, LoadTail(d, kc + 2 * ks, rest), a2);
+      a3 = hn::MulAdd(qc, LoadTail(d, kc + 3 * ks, rest), a3);
+      a4 = hn::MulAdd(qc, LoadTail(d, kc + 4 * ks, rest), a4);
+      a5 = hn::MulAdd(qc, LoadTail(d, kc + 5 * ks, rest), a5);
+      a6 = hn::MulAdd(qc, LoadTail(d, kc + 6 * ks, rest), a6);
+      a7 = hn::MulAdd(qc, LoadTail(d, kc + 7 * ks, rest), a7);
     }
-    s[j] = hn::GetLane(hn::SumOfLanes(d, a0)) * scale;
-    s[j + 1] = hn::GetLane(hn::SumOfLanes(d, a1)) * scale;
-    s[j + 2] = hn::GetLane(hn::SumOfLanes(d, a2)) * scale;
-    s[j + 3] = hn::GetLane(hn::SumOfLanes(d, a3)) * scale;
+    // Level 1: keys (0,1), (2,3), (4,5), (6,7), N/2 partial sums each; level 2: four keys per vector.
+    const auto b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
+    const auto b1 = PairSums(d, PairSums(d, a4, a5), PairSums(d, a6, a7));
+    if (N == 4) {  // one sum per key already: keys 0..3 in b0, 4..7 in b1
+      hn::StoreU(hn::Mul(b0, vscale), d, s + j);
+      hn::StoreU(hn::Mul(b1, vscale), d, s + j + 4);
+      continue;
+    }
+    auto w = PairSums(d, b0, b1);  // eight keys, N/8 partial sums each
+    for (size_t parts = N / 8; parts > 1; parts /= 2) w = PairSums(d, w, w);
+    w = hn::Mul(w, vscale);
+    if (N == 8) {
+      hn::StoreU(w, d, s + j);
+    } else {
+      StoreTail(d, w, s + j, 8);
+    }
   }
+#endif
   for (; j < n; ++j) s[j] = Dot(d, q_row, k + j * k_stride, head_dim) * scale;
 }
 
@@ -698,7 +736,7 @@ HWY_INLINE void DecodePv(D d, const float* p, size_t n, const float* v, size_t v
   }
 }
 
-// Query row i of head h (t.q, t.k, t.v, t.out point at that head); s: kDecodeTile floats of workspace.
+// Query row i of head h (t.q, t.k, t.v, t.out point at that head); s: min(kv_len, kDecodeTile) floats of workspace.
 template <class D>
 HWY_INLINE void DecodeRow(D d, const TiledProblem& t, size_t i, float* s) {
   const internal::AttentionProblem& p = *t.p;
