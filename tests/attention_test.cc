@@ -89,7 +89,7 @@ void CheckProblem(const Api& api, Problem& p, const char* what) {
 
 TEST_P(AttentionTest, RandomShapesMasksAndHeadLayouts) {
   Rng rng;
-  const size_t lengths[] = {1, 2, 3, 5, 8, 17, 33};
+  const size_t lengths[] = {1, 2, 3, 4, 5, 8, 9, 17, 33};
   const size_t widths[] = {1, 3, 8, 16, 17, 33, 64};
   const size_t head_layouts[][2] = {{1, 1}, {2, 2}, {4, 2}, {4, 1}, {3, 3}};
   size_t cases = 0;

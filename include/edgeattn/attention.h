@@ -43,7 +43,9 @@ constexpr size_t kWorkspaceAlignment = 64;
 // Attention has four SIMD paths (the scalar path is always the row path):
 //  - the small path when every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and
 //    NEON; not on the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
-//    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache);
+//    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache). With at most
+//    4 keys and no additive mask, on x86 AVX2 and AVX-512, one vector holds the scores of 2 (AVX2) or 4 rows
+//    and their softmax runs once for all of them (the seeds' shape);
 //  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
 //    taken otherwise with an additive mask;
 //  - the decode path without an additive mask and with fewer than kAttentionTiledMinQueries queries (decoding

@@ -947,8 +947,142 @@ inline bool SmallAttention(const internal::AttentionProblem& p, const float* q, 
   return true;
 }
 
+// ---- Packed small path (x86 AVX2 and AVX-512): at most 4 keys, no additive mask. One vector holds the scores
+// of N/4 query rows (lane 4r + j: row i0 + r of the block, key j), so the softmax of four rows (AVX-512; two on
+// AVX2) is one chain of vector operations instead of one chain per row (each about 150 cycles, of which the
+// horizontal max, sum and per-row exp are most). The scores are N dot products reduced together by the
+// transposing PairSums tree (no K^T to copy: the copy's scalar stores, reloaded as vectors, stalled
+// store-to-load forwarding); the group max and the group sums are butterflies inside each group of four lanes
+// (the sums in double, as on the row path); exp with the rounding of s - m folded in and the corrected
+// division are the row path's. P V takes each weight from its lane by a permute. The numerics are the row
+// path's (the scores' summation order differs, within sigma's (head_dim + 2)u), so attention.h's bound holds.
+// A block whose scores hold a NaN or an infinity, and a causal call whose first row sees no key, return false:
+// the caller's next path recomputes the whole call (outputs never alias inputs).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+constexpr bool kPackedSmall = true;
+#else
+constexpr bool kPackedSmall = false;
+#endif
+
+inline bool PackedSmallApplies(const internal::AttentionProblem& p) {
+  return kPackedSmall && p.kv_len <= 4 && p.mask == nullptr;
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+inline bool PackedSmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                                 float* out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Half<decltype(d)> dh;
+  const hn::Repartition<double, decltype(d)> dd;  // N/2 doubles
+  using V = hn::Vec<decltype(d)>;
+  constexpr size_t N = hn::MaxLanes(d);  // 8 or 16: two or four rows per vector
+  constexpr size_t R = N / 4;
+  if (p.causal && p.kv_len < p.q_len) return false;  // the first row would see no key (caller's path zeroes it)
+  const size_t group = p.num_heads / p.num_kv_heads;
+  const size_t q_stride = p.num_heads * p.head_dim;
+  const size_t k_stride = p.num_kv_heads * p.head_dim;
+  const size_t v_stride = p.num_kv_heads * p.value_dim;
+  const size_t out_stride = p.num_heads * p.value_dim;
+  // Lane 4r + j: key j = lane & 3, row r = lane >> 2. Causal: key j visible to row i0 + r iff
+  // j - r <= i0 + kv_len - q_len (bottom-right aligned); j - r lies in [-3, 3], so the offset is clamped to [-4, 4].
+  const auto lane = hn::Iota(di, 0);
+  const auto key = hn::And(lane, hn::Set(di, 3));
+  const auto key_minus_row = hn::Sub(key, hn::ShiftRight<2>(lane));
+  const auto key_exists = hn::RebindMask(d, hn::Lt(key, hn::Set(di, static_cast<int32_t>(p.kv_len))));
+  const auto neg_inf = hn::Set(d, -internal::kInfinity);
+  const auto inf = hn::Set(d, internal::kInfinity);
+  const auto vscale = hn::Set(d, p.scale);
+  const auto one = hn::Set(d, 1.0f);
+  for (size_t h = 0; h < p.num_heads; ++h) {
+    const size_t g = h / group;
+    const float* q_head = q + h * p.head_dim;
+    const float* k_head = k + g * p.head_dim;
+    const float* v_head = v + g * p.value_dim;
+    for (size_t i0 = 0; i0 < p.q_len; i0 += R) {
+      const size_t rows = p.q_len - i0 < R ? p.q_len - i0 : R;
+      // Dot products: acc[4r + j] += q_r * k_j over head_dim in vectors (rows past q_len and keys past kv_len
+      // are zeros).
+      V acc[N];
+      for (size_t t = 0; t < N; ++t) acc[t] = hn::Zero(d);
+      for (size_t c = 0; c < p.head_dim; c += N) {
+        const size_t width = p.head_dim - c < N ? p.head_dim - c : N;
+        V kc[4], qc[R];
+        for (size_t j = 0; j < 4; ++j) {
+          const float* k_row = k_head + j * k_stride + c;
+          kc[j] = j >= p.kv_len ? hn::Zero(d) : width == N ? hn::LoadU(d, k_row) : LoadTail(d, k_row, width);
+        }
+        for (size_t r = 0; r < R; ++r) {
+          const float* q_row = q_head + (i0 + r) * q_stride + c;
+          qc[r] = r >= rows ? hn::Zero(d) : width == N ? hn::LoadU(d, q_row) : LoadTail(d, q_row, width);
+        }
+        for (size_t r = 0; r < R; ++r) {
+          for (size_t j = 0; j < 4; ++j) acc[4 * r + j] = hn::MulAdd(qc[r], kc[j], acc[4 * r + j]);
+        }
+      }
+      // N vectors of partial sums -> one vector of N scores (PairSums keeps the order of its inputs).
+      for (size_t n = N; n > 1; n /= 2) {
+        for (size_t t = 0; t < n / 2; ++t) acc[t] = PairSums(d, acc[2 * t], acc[2 * t + 1]);
+      }
+      V s = hn::Mul(acc[0], vscale);
+      auto valid = key_exists;
+      if (p.causal) {
+        const int64_t offset = static_cast<int64_t>(i0 + p.kv_len) - static_cast<int64_t>(p.q_len);
+        const int32_t limit = static_cast<int32_t>(offset < -4 ? -4 : offset > 4 ? 4 : offset) + 1;
+        valid = hn::And(valid, hn::RebindMask(d, hn::Lt(key_minus_row, hn::Set(di, limit))));
+      }
+      if (!hn::AllTrue(d, hn::Or(hn::Not(valid), hn::Lt(hn::Abs(s), inf)))) return false;  // NaN or inf
+      s = hn::IfThenElse(valid, s, neg_inf);
+      // Max of each group of four lanes, in every lane of the group (every row sees key 0: finite).
+      auto m = hn::Max(s, hn::Shuffle2301(s));
+      m = hn::Max(m, hn::Shuffle1032(m));
+      const V e = ExpMinusMax(d, s, hn::Neg(m));  // masked lanes: e^-inf = 0
+      // Group sums in double: lanes 4r..4r+3 of e are the four doubles of a 256-bit half.
+      auto lo = hn::PromoteTo(dd, hn::LowerHalf(dh, e));
+      auto hi = hn::PromoteTo(dd, hn::UpperHalf(dh, e));
+      lo = hn::Add(lo, hn::Shuffle01(lo));
+      hi = hn::Add(hi, hn::Shuffle01(hi));
+      lo = hn::Add(lo, hn::SwapAdjacentBlocks(lo));
+      hi = hn::Add(hi, hn::SwapAdjacentBlocks(hi));
+      const V total = hn::Combine(d, hn::DemoteTo(dh, hi), hn::DemoteTo(dh, lo));
+      const V inv = hn::Div(one, total);
+      const V quotient = hn::Mul(e, inv);
+      const V w = hn::MulAdd(hn::NegMulAdd(quotient, total, e), inv, quotient);
+      // P V over the keys each row sees.
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t n = internal::VisibleKeys(p, i0 + r);
+        float* out_row = out + (i0 + r) * out_stride + h * p.value_dim;
+        V wj[4];
+        for (size_t j = 0; j < n; ++j) {
+          wj[j] = hn::TableLookupLanes(w, hn::IndicesFromVec(d, hn::Set(di, static_cast<int32_t>(4 * r + j))));
+        }
+        for (size_t c = 0; c < p.value_dim; c += N) {
+          const size_t width = p.value_dim - c < N ? p.value_dim - c : N;
+          auto a = hn::Zero(d);
+          for (size_t j = 0; j < n; ++j) {
+            const float* v_row = v_head + j * v_stride + c;
+            a = hn::MulAdd(wj[j], width == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, width), a);
+          }
+          if (width == N) {
+            hn::StoreU(a, d, out_row + c);
+          } else {
+            StoreTail(d, a, out_row + c, width);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+#else
+inline bool PackedSmallAttention(const internal::AttentionProblem&, const float*, const float*, const float*, float*) {
+  return false;
+}
+#endif
+
 inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                              float* out, float* scores) {
+  if (PackedSmallApplies(p) && PackedSmallAttention(p, q, k, v, out)) return;
   if (SmallAttentionApplies(p) && SmallAttention(p, q, k, v, out)) return;
   if (p.mask == nullptr && p.q_len >= kAttentionTiledMinQueries && p.kv_len < (size_t{1} << 24)) {
     return TiledAttention(p, q, k, v, out, scores);
