@@ -599,6 +599,28 @@ TEST_P(AttentionTest, FixedShapeWithInvalidScaleReportsIt) {
   static float q[2][2], k[2][2], v[2][2], out[2][2] = {{7, 7}, {7, 7}};
   EXPECT_EQ(IsScalarPath() ? bad.RunScalar(q, k, v, out) : bad.Run(q, k, v, out), Status::kInvalidArgument);
   EXPECT_EQ(out[1][1], 7.0f);
+  // A second call still reports it (Run resolves the scale once, on a valid first call only).
+  EXPECT_EQ(IsScalarPath() ? bad.RunScalar(q, k, v, out) : bad.Run(q, k, v, out), Status::kInvalidArgument);
+  EXPECT_EQ(out[1][1], 7.0f);
+}
+
+// Run skips the shape checks the static_asserts made, but not the overlap check: out may alias an input of
+// the same array type. Inputs and outputs are left untouched.
+TEST_P(AttentionTest, FixedShapeOverlapIsReported) {
+  static edgeattn::FixedAttention<2, 2, 2> attn;
+  static float q[2][2] = {{1, 2}, {3, 4}}, k[2][2] = {{5, 6}, {7, 8}}, v[2][2] = {{9, 10}, {11, 12}};
+  for (float(*alias)[2][2] : {&q, &k, &v}) {
+    const float before = (*alias)[1][1];
+    EXPECT_EQ(IsScalarPath() ? attn.RunScalar(q, k, v, *alias) : attn.Run(q, k, v, *alias), Status::kOverlap);
+    EXPECT_EQ((*alias)[1][1], before);
+  }
+  float mask[2][2] = {{0, 0}, {0, 0}};
+  float(*as_out)[2][2] = &mask;
+  EXPECT_EQ(IsScalarPath() ? attn.RunScalar(q, k, v, *as_out, &mask) : attn.Run(q, k, v, *as_out, &mask),
+            Status::kOverlap);
+  float out[2][2] = {{7, 7}, {7, 7}};
+  EXPECT_EQ(IsScalarPath() ? attn.RunScalar(q, k, v, out) : attn.Run(q, k, v, out), Status::kOk);
+  EXPECT_NE(out[1][1], 7.0f);
 }
 
 }  // namespace

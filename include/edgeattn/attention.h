@@ -124,6 +124,16 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
                                       float* weights) noexcept;
 }  // namespace scalar
 
+namespace internal {
+// FixedAttention's parts (not for direct use). The scale Attention uses: 1/sqrt(head_dim) for 0, scale itself if
+// finite and > 0, and 0 for an invalid scale.
+float ResolvedScale(float scale, size_t head_dim) noexcept;
+// Attention for a descriptor whose shape passed FixedAttention's static_asserts and whose scale is resolved
+// (finite, > 0), with a workspace of AttentionWorkspaceBytes: checks only that out does not overlap an input.
+[[nodiscard]] Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const float* k, const float* v,
+                                         float* out, void* workspace) noexcept;
+}  // namespace internal
+
 // Attention over shapes fixed at compile time, owning its workspace so that firmware can keep the whole
 // object in static storage (constant-initialised, no constructor runs at startup):
 //
@@ -132,8 +142,10 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 //   edgeattn::Status s = attn.Run(q, k, v, out);
 //
 // Buffers are typed arrays, so a buffer of the wrong shape does not compile; invalid shapes are rejected by
-// static_assert. Run forwards to the runtime API with a constant descriptor, so it costs nothing over it and
-// has the same contract and bound. Run uses the object's workspace: one object must not run on two threads
+// static_assert. Run skips the runtime API's shape checks (done at compile time) and resolves the scale once,
+// on its first call; it checks only that out does not overlap an input (kOverlap) and the scale
+// (kInvalidArgument). Same kernels, contract and bound as the runtime API; RunScalar and the weights
+// functions forward to the runtime API with a constant descriptor. Run uses the object's workspace: one object must not run on two threads
 // at once (AttentionWeights needs no workspace and is const).
 template <size_t QLen, size_t KvLen, size_t HeadDim, size_t ValueDim = HeadDim, size_t NumHeads = 1,
           size_t NumKvHeads = NumHeads, MaskKind kMask = MaskKind::kNone>
@@ -178,7 +190,13 @@ class FixedAttention {
 
   [[nodiscard]] Status Run(const Query& q, const Key& k, const Value& v, Output& out,
                            const Mask* additive_mask = nullptr) noexcept {
-    return Attention(Desc(additive_mask), &q[0][0], &k[0][0], &v[0][0], &out[0][0], workspace_, kWorkspaceBytes);
+    if (!(resolved_scale_ > 0.0f)) {
+      resolved_scale_ = internal::ResolvedScale(scale_, HeadDim);
+      if (!(resolved_scale_ > 0.0f)) return Status::kInvalidArgument;
+    }
+    AttentionDesc d = Desc(additive_mask);
+    d.scale = resolved_scale_;
+    return internal::AttentionFixedShape(d, &q[0][0], &k[0][0], &v[0][0], &out[0][0], workspace_);
   }
   [[nodiscard]] Status RunScalar(const Query& q, const Key& k, const Value& v, Output& out,
                                  const Mask* additive_mask = nullptr) noexcept {
@@ -196,6 +214,7 @@ class FixedAttention {
 
  private:
   float scale_;
+  float resolved_scale_ = 0.0f;  // set by the first Run (0: not yet, or scale_ is invalid)
   alignas(kWorkspaceAlignment) unsigned char workspace_[kWorkspaceBytes];
 };
 

@@ -119,6 +119,45 @@ Status Attention(const AttentionDesc& desc, const float* q, const float* k, cons
   return status;
 }
 
+namespace internal {
+
+float ResolvedScale(float scale, size_t head_dim) noexcept {
+  if (!(scale >= 0.0f) || !IsFinite(scale) || head_dim == 0) return 0.0f;
+  return scale != 0.0f ? scale : 1.0f / sqrtf(static_cast<float>(head_dim));
+}
+
+Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out,
+                           void* workspace) noexcept {
+  // The shape passed FixedAttention's static_asserts (every byte count fits in size_t, num_kv_heads >= 1
+  // divides num_heads, a known mask kind) and desc.scale is resolved; out can still alias an input of the same
+  // array type, and the mask comes from the caller.
+  const size_t k_row = desc.num_kv_heads * sizeof(float);
+  const ByteRange out_range = RangeOf(out, desc.q_len * desc.num_heads * desc.value_dim * sizeof(float));
+  const ByteRange inputs[] = {RangeOf(q, desc.q_len * desc.num_heads * desc.head_dim * sizeof(float)),
+                              RangeOf(k, desc.kv_len * desc.head_dim * k_row),
+                              RangeOf(v, desc.kv_len * desc.value_dim * k_row),
+                              RangeOf(desc.additive_mask, desc.additive_mask == nullptr
+                                                              ? 0
+                                                              : desc.q_len * desc.kv_len * sizeof(float))};
+  for (const ByteRange& in : inputs) {
+    if (Overlap(out_range, in)) return Status::kOverlap;
+  }
+  AttentionProblem problem;
+  problem.q_len = desc.q_len;
+  problem.kv_len = desc.kv_len;
+  problem.head_dim = desc.head_dim;
+  problem.value_dim = desc.value_dim;
+  problem.num_heads = desc.num_heads;
+  problem.num_kv_heads = desc.num_kv_heads;
+  problem.scale = desc.scale;
+  problem.causal = desc.mask == MaskKind::kCausal;
+  problem.mask = desc.additive_mask;
+  HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, AlignedScratch(workspace));
+  return Status::kOk;
+}
+
+}  // namespace internal
+
 Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k, float* weights) noexcept {
   internal::AttentionProblem problem;
   const Status status = CheckWeights(desc, q, k, weights, &problem);
