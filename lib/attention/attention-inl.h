@@ -159,11 +159,26 @@ inline void TiledRowFallback(const TiledProblem& t, size_t i) {
   }
 }
 
+// x / l for the online softmax's sum l >= 1 (see DivideRow): vl = l, vinv = 1/l in every lane.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V DivideVec(D d, V x, V vl, V vinv) {
+  (void)d;
+#if HWY_NATIVE_FMA
+  const V q = hn::Mul(x, vinv);
+  return hn::MulAdd(hn::NegMulAdd(q, vl, x), vinv, q);
+#else
+  (void)vinv;
+  return hn::Div(x, vl);
+#endif
+}
+
 // out_row[c] = out_row[c] * alpha + sum_{j in [j_begin, j_end)} w_j v_j[c] for c in [0, width), where
-// w_j = w[(j - j0) * qb]. With rescale false, out_row[c] += the sum instead.
+// w_j = w[(j - j0) * qb]. With rescale false, out_row[c] += the sum instead; with overwrite, out_row[c] = the
+// sum (out_row is not read: a block's first tile).
 template <class D>
 HWY_INLINE void TiledPvRow(D d, const float* w, size_t qb, size_t j0, size_t j_begin, size_t j_end, const float* v,
-                           size_t v_stride, float* out_row, size_t width, float alpha, bool rescale) {
+                           size_t v_stride, float* out_row, size_t width, float alpha, bool rescale,
+                           bool overwrite = false) {
   const size_t N = hn::Lanes(d);
   const auto va = hn::Set(d, alpha);
   for (size_t c = 0; c < width; c += N) {
@@ -173,8 +188,8 @@ HWY_INLINE void TiledPvRow(D d, const float* w, size_t qb, size_t j0, size_t j_b
       const float* v_row = v + j * v_stride + c;
       acc = hn::MulAdd(hn::Set(d, w[(j - j0) * qb]), lanes == N ? hn::LoadU(d, v_row) : LoadTail(d, v_row, lanes), acc);
     }
-    const auto old = lanes == N ? hn::LoadU(d, out_row + c) : LoadTail(d, out_row + c, lanes);
-    const auto sum = rescale ? hn::MulAdd(old, va, acc) : hn::Add(old, acc);
+    const auto old = overwrite ? acc : lanes == N ? hn::LoadU(d, out_row + c) : LoadTail(d, out_row + c, lanes);
+    const auto sum = overwrite ? acc : rescale ? hn::MulAdd(old, va, acc) : hn::Add(old, acc);
     if (lanes == N) {
       hn::StoreU(sum, d, out_row + c);
     } else {
@@ -185,8 +200,10 @@ HWY_INLINE void TiledPvRow(D d, const float* w, size_t qb, size_t j0, size_t j_b
 
 // Four rows (r0..r0+3 of the block) by four vectors of columns starting at c, keys [j0, j_end) of the tile.
 template <class D>
+// first: the block's first tile (the rows are written, not read); divide: the last tile, and these four rows
+// see no other keys of it: the rows are divided by their l (t.lsum) as they are stored.
 HWY_INLINE void TiledPv4x4(D d, const TiledProblem& t, size_t qb, size_t r0, size_t row0, size_t c, size_t j0,
-                           size_t j_end) {
+                           size_t j_end, bool first, bool divide) {
   const size_t N = hn::Lanes(d);
   auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
   auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
@@ -208,14 +225,24 @@ HWY_INLINE void TiledPv4x4(D d, const TiledProblem& t, size_t qb, size_t r0, siz
     a30 = hn::MulAdd(w3, v0, a30), a31 = hn::MulAdd(w3, v1, a31), a32 = hn::MulAdd(w3, v2, a32);
     a33 = hn::MulAdd(w3, v3, a33);
   }
-#define EDGEATTN_PV_STORE(R, A0, A1, A2, A3)                               \
-  do {                                                                     \
-    float* o = t.out + (row0 + R) * t.out_stride + c;                      \
-    const auto al = hn::Set(d, t.alpha[r0 + R]);                           \
-    hn::StoreU(hn::MulAdd(hn::LoadU(d, o), al, A0), d, o);                 \
-    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + N), al, A1), d, o + N);         \
-    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + 2 * N), al, A2), d, o + 2 * N); \
-    hn::StoreU(hn::MulAdd(hn::LoadU(d, o + 3 * N), al, A3), d, o + 3 * N); \
+#define EDGEATTN_PV_STORE(R, A0, A1, A2, A3)                                                   \
+  do {                                                                                         \
+    float* o = t.out + (row0 + R) * t.out_stride + c;                                          \
+    auto x0 = A0, x1 = A1, x2 = A2, x3 = A3;                                                   \
+    if (!first) {                                                                              \
+      const auto al = hn::Set(d, t.alpha[r0 + R]);                                             \
+      x0 = hn::MulAdd(hn::LoadU(d, o), al, x0), x1 = hn::MulAdd(hn::LoadU(d, o + N), al, x1);  \
+      x2 = hn::MulAdd(hn::LoadU(d, o + 2 * N), al, x2);                                        \
+      x3 = hn::MulAdd(hn::LoadU(d, o + 3 * N), al, x3);                                        \
+    }                                                                                          \
+    const float l = t.lsum[r0 + R];                                                            \
+    if (divide && l != 0.0f) {                                                                 \
+      const auto vl = hn::Set(d, l), vinv = hn::Set(d, 1.0f / l);                              \
+      x0 = DivideVec(d, x0, vl, vinv), x1 = DivideVec(d, x1, vl, vinv);                        \
+      x2 = DivideVec(d, x2, vl, vinv), x3 = DivideVec(d, x3, vl, vinv);                        \
+    }                                                                                          \
+    hn::StoreU(x0, d, o), hn::StoreU(x1, d, o + N), hn::StoreU(x2, d, o + 2 * N);              \
+    hn::StoreU(x3, d, o + 3 * N);                                                              \
   } while (0)
   EDGEATTN_PV_STORE(0, a00, a01, a02, a03);
   EDGEATTN_PV_STORE(1, a10, a11, a12, a13);
@@ -350,13 +377,7 @@ HWY_INLINE void DivideRow(D d, float* out_row, size_t width, float l) {
   for (size_t c = 0; c < width; c += N) {
     const size_t lanes = width - c < N ? width - c : N;
     const auto x = lanes == N ? hn::LoadU(d, out_row + c) : LoadTail(d, out_row + c, lanes);
-#if HWY_NATIVE_FMA
-    const auto q = hn::Mul(x, vinv);
-    const auto quotient = hn::MulAdd(hn::NegMulAdd(q, vl, x), vinv, q);
-#else
-    (void)vinv;
-    const auto quotient = hn::Div(x, vl);
-#endif
+    const auto quotient = DivideVec(d, x, vl, vinv);
     if (lanes == N) {
       hn::StoreU(quotient, d, out_row + c);
     } else {
@@ -390,9 +411,14 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
   }
   const auto vis0 = hn::ConvertTo(di, hn::LoadU(d, t.lsum));
   const auto vis1 = kTwo ? hn::ConvertTo(di, hn::LoadU(d, t.lsum + N)) : vis0;
-  for (size_t r = 0; r < nb; ++r) internal::FillRow(t.out + (i0 + r) * t.out_stride, p.value_dim, 0.0f);
-
   const size_t n_block = internal::VisibleKeys(p, i0 + nb - 1);  // the last row sees the most keys
+  if (n_block == 0) {  // no row of the block sees a key (causal, q_len > kv_len)
+    for (size_t r = 0; r < nb; ++r) internal::FillRow(t.out + (i0 + r) * t.out_stride, p.value_dim, 0.0f);
+    return;
+  }
+  // The first tile writes the output rows (nothing to zero first); on the last, groups of four rows that see
+  // no other key of it are divided by l as they are stored (no second pass over them).
+  uint32_t divided = 0;  // bit r: row r is divided (qb <= 32)
   const auto neg_inf = hn::Set(d, -internal::kInfinity);
   auto m0 = neg_inf, m1 = neg_inf, l0 = hn::Zero(d), l1 = hn::Zero(d);
   auto bad = hn::FirstN(d, 0);
@@ -493,6 +519,11 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
 
     hn::StoreU(TiledSoftmaxUpdate(d, t.pt, qb, j1 - j0, tmax0, m0, l0), d, t.alpha);
     if (kTwo) hn::StoreU(TiledSoftmaxUpdate(d, t.pt + N, qb, j1 - j0, tmax1, m1, l1), d, t.alpha + N);
+    const bool first = j0 == 0, last = j1 == n_block;
+    if (last) {
+      hn::StoreU(l0, d, t.lsum);
+      if (kTwo) hn::StoreU(l1, d, t.lsum + N);
+    }
 
     // P V. A row multiplies only the keys it sees: [j0, min(j1, visible)).
     const size_t full = p.value_dim / (4 * N) * (4 * N);
@@ -504,10 +535,13 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
         end[x] = n_row < j0 ? j0 : (n_row < j1 ? n_row : j1);
       }
       const size_t common = end[0];  // rows see more keys further down the block
+      // every row of the group sees the same keys (not causal, or past it) and no column is left over
+      const bool divide = last && end[3] == common && full == p.value_dim;
+      if (divide) divided |= uint32_t{15} << r;
       for (size_t c = 0; c < full; c += 4 * N) {
-        TiledPv4x4(d, t, qb, r, i0 + r, c, j0, common);
+        TiledPv4x4(d, t, qb, r, i0 + r, c, j0, common, first, divide);
         for (size_t x = 1; x < 4; ++x) {
-          if (end[x] == common) continue;  // every row of the group sees the same keys (not causal, or past it)
+          if (end[x] == common) continue;
           TiledPvRow(d, t.pt + r + x, qb, j0, common, end[x], t.v + c, t.v_stride,
                      t.out + (i0 + r + x) * t.out_stride + c, 4 * N, 1.0f, false);
         }
@@ -515,7 +549,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
       if (full < p.value_dim) {
         for (size_t x = 0; x < 4; ++x) {
           TiledPvRow(d, t.pt + r + x, qb, j0, j0, end[x], t.v + full, t.v_stride,
-                     t.out + (i0 + r + x) * t.out_stride + full, p.value_dim - full, t.alpha[r + x], true);
+                     t.out + (i0 + r + x) * t.out_stride + full, p.value_dim - full, t.alpha[r + x], true, first);
         }
       }
     }
@@ -523,7 +557,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
       const size_t n_row = internal::VisibleKeys(p, i0 + r);
       const size_t end = n_row < j0 ? j0 : (n_row < j1 ? n_row : j1);
       TiledPvRow(d, t.pt + r, qb, j0, j0, end, t.v, t.v_stride, t.out + (i0 + r) * t.out_stride, p.value_dim,
-                 t.alpha[r], true);
+                 t.alpha[r], true, first);
     }
   }
 
@@ -540,7 +574,7 @@ void TiledBlock(const TiledProblem& t, size_t i0, size_t nb) {
       TiledRowFallback(t, i0 + r);
       continue;
     }
-    if (t.lsum[r] != 0.0f) DivideRow(d, out_row, p.value_dim, t.lsum[r]);
+    if (t.lsum[r] != 0.0f && ((divided >> r) & 1) == 0) DivideRow(d, out_row, p.value_dim, t.lsum[r]);
   }
 }
 
@@ -1004,8 +1038,27 @@ inline bool PackedSmallAttention(const internal::AttentionProblem& p, const floa
       // Dot products: acc[4r + j] += q_r * k_j over head_dim in vectors (rows past q_len and keys past kv_len
       // are zeros).
       V acc[N];
-      for (size_t t = 0; t < N; ++t) acc[t] = hn::Zero(d);
-      for (size_t c = 0; c < p.head_dim; c += N) {
+      size_t inputs = N;
+      if (2 * p.head_dim <= N) {
+        // Narrow heads: two dot products per vector, [q_r | q_r] * [k_2u | k_2u+1] (lower | upper half): N/2
+        // vectors and one level less of the tree, which leaves input t's two sums in lanes 2t and 2t + 1, that
+        // is lane 4r + j for t = 2r + u, j = 2u or 2u + 1.
+        inputs = N / 2;
+        hn::Vec<decltype(dh)> kh[4];
+        for (size_t j = 0; j < 4; ++j) {
+          kh[j] = j >= p.kv_len ? hn::Zero(dh) : LoadTail(dh, k_head + j * k_stride, p.head_dim);
+        }
+        const V k01 = hn::Combine(d, kh[1], kh[0]), k23 = hn::Combine(d, kh[3], kh[2]);
+        for (size_t r = 0; r < R; ++r) {
+          const auto qh = r >= rows ? hn::Zero(dh) : LoadTail(dh, q_head + (i0 + r) * q_stride, p.head_dim);
+          const V q2 = hn::Combine(d, qh, qh);
+          acc[2 * r] = hn::Mul(q2, k01);
+          acc[2 * r + 1] = hn::Mul(q2, k23);
+        }
+      } else {
+        for (size_t t = 0; t < N; ++t) acc[t] = hn::Zero(d);
+      }
+      for (size_t c = 0; inputs == N && c < p.head_dim; c += N) {
         const size_t width = p.head_dim - c < N ? p.head_dim - c : N;
         V kc[4], qc[R];
         for (size_t j = 0; j < 4; ++j) {
@@ -1021,7 +1074,7 @@ inline bool PackedSmallAttention(const internal::AttentionProblem& p, const floa
         }
       }
       // N vectors of partial sums -> one vector of N scores (PairSums keeps the order of its inputs).
-      for (size_t n = N; n > 1; n /= 2) {
+      for (size_t n = inputs; n > 1; n /= 2) {
         for (size_t t = 0; t < n / 2; ++t) acc[t] = PairSums(d, acc[2 * t], acc[2 * t + 1]);
       }
       V s = hn::Mul(acc[0], vscale);
