@@ -226,22 +226,33 @@ TEST_P(AttentionTest, MaskedKeysAreNeverRead) {
 // must never be multiplied into a row that does not see it. 40 queries span two blocks on every target. The
 // decode path (3 queries) streams each row's visible keys only: a NaN in a key only the last query sees stays
 // out of the others.
-TEST_P(AttentionTest, FutureKeysNeverReachARowOnTheTiledAndDecodePaths) {
+// A NaN in a key a row does not see (causal) never reaches that row, on the tiled, decode, small and packed
+// paths: with the key's k and v poisoned (its scores are NaN) and with only its v (the scores are finite, and
+// paths that share vectors between rows must not multiply the key's v into rows that do not see it).
+TEST_P(AttentionTest, FutureKeysNeverReachARowOnEveryPath) {
   Rng rng;
   struct Case {
-    size_t q_len, kv_len, first_seer;
+    size_t q_len, kv_len, first_seer, value_dim;
   };
-  for (const Case& t : {Case{40, 40, 21}, Case{40, 100, 21}, Case{3, 100, 2}, Case{3, 66, 1}}) {
-    const AttentionDesc d = MakeDesc(t.q_len, t.kv_len, 9, 7, MaskKind::kCausal);
-    Problem p(d, 1);
-    p.Randomize(rng);
-    const size_t poisoned_key = t.kv_len - t.q_len + t.first_seer;  // seen by queries first_seer.. only
-    p.SetKey(poisoned_key, kNaN);
-    const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
-    for (size_t i = 0; i < t.q_len; ++i) {
-      for (size_t c = 0; c < d.value_dim; ++c) {
-        EXPECT_EQ(std::isnan(out[i * d.value_dim + c]), i >= t.first_seer)
-            << "q_len " << t.q_len << " kv_len " << t.kv_len << " query " << i;
+  for (const Case& t : {Case{40, 40, 21, 7}, Case{40, 100, 21, 7}, Case{3, 100, 2, 7}, Case{3, 66, 1, 7},
+                        Case{4, 4, 1, 7}, Case{4, 4, 2, 3}, Case{4, 4, 3, 8}, Case{3, 4, 1, 2}, Case{9, 4, 6, 4},
+                        Case{4, 4, 1, 40}, Case{6, 6, 3, 5}}) {
+    for (bool v_only : {false, true}) {
+      const AttentionDesc d = MakeDesc(t.q_len, t.kv_len, 9, t.value_dim, MaskKind::kCausal);
+      Problem p(d, 1);
+      p.Randomize(rng);
+      const size_t poisoned_key = t.kv_len - t.q_len + t.first_seer;  // seen by queries first_seer.. only
+      if (v_only) {
+        for (size_t c = 0; c < d.value_dim; ++c) p.v[poisoned_key * d.value_dim + c] = kNaN;
+      } else {
+        p.SetKey(poisoned_key, kNaN);
+      }
+      const std::vector<float> out = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
+      for (size_t i = 0; i < t.q_len; ++i) {
+        for (size_t c = 0; c < d.value_dim; ++c) {
+          EXPECT_EQ(std::isnan(out[i * d.value_dim + c]), i >= t.first_seer)
+              << "q_len " << t.q_len << " kv_len " << t.kv_len << " query " << i << " v only " << v_only;
+        }
       }
     }
   }

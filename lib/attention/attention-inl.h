@@ -1056,6 +1056,7 @@ inline bool PackedSmallAttention(const internal::AttentionProblem& p, const floa
   const auto inf = hn::Set(d, internal::kInfinity);
   const auto vscale = hn::Set(d, p.scale);
   const auto one = hn::Set(d, 1.0f);
+  const auto upper_row = hn::IfThenZeroElse(hn::FirstN(di, N / 2), hn::Set(di, 4));  // +4 in the upper half
   for (size_t h = 0; h < p.num_heads; ++h) {
     const size_t g = h / group;
     const float* q_head = q + h * p.head_dim;
@@ -1129,7 +1130,29 @@ inline bool PackedSmallAttention(const internal::AttentionProblem& p, const floa
       const V inv = hn::Div(one, total);
       const V quotient = hn::Mul(e, inv);
       const V w = hn::MulAdd(hn::NegMulAdd(quotient, total, e), inv, quotient);
-      // P V over the keys each row sees.
+      // P V over the keys each row sees. Narrow rows (value_dim <= N/2): two rows per vector, [row r | row r+1]
+      // += [w_rj | w_r+1,j] * [v_j | v_j]; a key that only row r + 1 sees (causal) enters as [0 | v_j], so that
+      // a NaN in the v of a key row r does not see never reaches row r (its weight there is 0, but 0 * NaN is not).
+      if (2 * p.value_dim <= N) {
+        const size_t n_block = internal::VisibleKeys(p, i0 + rows - 1);  // rows further down see more keys
+        hn::Vec<decltype(dh)> vh[4];
+        for (size_t j = 0; j < n_block; ++j) vh[j] = LoadTail(dh, v_head + j * v_stride, p.value_dim);
+        for (size_t r = 0; r < rows; r += 2) {
+          const bool pair = r + 1 < rows;
+          const size_t n_lo = internal::VisibleKeys(p, i0 + r);
+          const size_t n_hi = pair ? internal::VisibleKeys(p, i0 + r + 1) : n_lo;
+          auto a = hn::Zero(d);
+          for (size_t j = 0; j < n_hi; ++j) {
+            const auto idx = hn::Add(hn::Set(di, static_cast<int32_t>(4 * r + j)), upper_row);
+            const V wv = hn::TableLookupLanes(w, hn::IndicesFromVec(d, idx));
+            a = hn::MulAdd(wv, hn::Combine(d, vh[j], j < n_lo ? vh[j] : hn::Zero(dh)), a);
+          }
+          float* out_row = out + (i0 + r) * out_stride + h * p.value_dim;
+          StoreTail(dh, hn::LowerHalf(dh, a), out_row, p.value_dim);
+          if (pair) StoreTail(dh, hn::UpperHalf(dh, a), out_row + out_stride, p.value_dim);
+        }
+        continue;
+      }
       for (size_t r = 0; r < rows; ++r) {
         const size_t n = internal::VisibleKeys(p, i0 + r);
         float* out_row = out + (i0 + r) * out_stride + h * p.value_dim;
