@@ -145,8 +145,9 @@ float ResolvedScale(float scale, size_t head_dim) noexcept;
 // static_assert. Run skips the runtime API's shape checks (done at compile time) and resolves the scale once,
 // on its first call; it checks only that out does not overlap an input (kOverlap) and the scale
 // (kInvalidArgument). Same kernels, contract and bound as the runtime API; RunScalar and the weights
-// functions forward to the runtime API with a constant descriptor. Run uses the object's workspace: one object must not run on two threads
-// at once (AttentionWeights needs no workspace and is const).
+// functions forward to the runtime API with a constant descriptor. Run uses the object's workspace (and sets
+// its resolved scale): one object must not run on two threads at once (AttentionWeights needs no workspace
+// and is const).
 template <size_t QLen, size_t KvLen, size_t HeadDim, size_t ValueDim = HeadDim, size_t NumHeads = 1,
           size_t NumKvHeads = NumHeads, MaskKind kMask = MaskKind::kNone>
 class FixedAttention {
