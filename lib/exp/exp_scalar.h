@@ -4,7 +4,9 @@
 //   ExpRr2P6         all floats: clamps, splits 2^n into two factors, propagates NaN;
 //   ExpRr2P6Shifted  d <= 0 only (softmax after subtracting the row max): flushes results below FLT_MIN to +0
 //                    (NaN stays NaN), takes a correction d_lo with |d_lo| <= ulp(d) so that e^(d + d_lo) is
-//                    computed as accurately as if d + d_lo were a float.
+//                    computed as accurately as if d + d_lo were a float; evaluates the polynomial by Estrin's
+//                    scheme (a shorter dependency chain, which is what a softmax row waits on; max 1.19 ULP
+//                    over every d with |d_lo| <= ulp(d)/2, against ExpRr2P6's 1.06).
 // Neither variant forms a subnormal intermediate for a normal result, so both keep their accuracy where the
 // hardware flushes subnormals to zero (ARMv7 NEON always does; x86 does under FTZ/DAZ).
 // The SIMD versions in exp-inl.h are the same operations on vectors.
@@ -64,6 +66,19 @@ inline float ExpPolynomial(float r) {
   return p;
 }
 
+// P(r) by Estrin's scheme, for the shifted variant, which sits on the dependency chain of a softmax row: a
+// chain of three operations instead of five, one multiply more. Measured over every float d in
+// [kShiftedMinArg, 0] with |d_lo| <= ulp(d)/2 (AVX-512 build): max 1.19 ULP, against 1.08 by Horner's scheme;
+// 1.44 against 1.38 without FMA (SSSE3).
+inline float ExpPolynomialEstrin(float r) {
+  using C = ExpConstants;
+  const float r2 = r * r;
+  const float a = C::kC2 * r + C::kC1;
+  const float b = C::kC4 * r + C::kC3;
+  const float c = C::kC6 * r + C::kC5;
+  return (c * r2 + b) * r2 + a;
+}
+
 inline float ExpRr2P6(float x) {
   using C = ExpConstants;
   if (x != x) return x + x;  // quiets a signalling NaN
@@ -90,10 +105,9 @@ inline float ExpRr2P6Shifted(float d, float d_lo) {
   if (d < C::kShiftedMinArg) return 0.0f;
   const float t = d * C::kLog2e + C::kRoundMagicBiased;
   const float n_float = t - C::kRoundMagicBiased;
-  float r = d - n_float * C::kLn2Hi;
-  r = r - n_float * C::kLn2Lo;
-  r = r + d_lo;
-  const float p = ExpPolynomial(r);
+  // d - n ln2hi is exact; d_lo - n ln2lo (tiny) is added to it once, beside the reduction.
+  const float r = (d - n_float * C::kLn2Hi) + (d_lo - n_float * C::kLn2Lo);
+  const float p = ExpPolynomialEstrin(r);
   const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);  // 2^(n+64)
   return ((s * r) * p + s) * C::kTwoToMinus64;
 }
