@@ -4,34 +4,11 @@
 
 #include <stddef.h>
 
-#include <limits>
-
+#include "lib/common/float_util.h"
 #include "lib/exp/exp_scalar.h"
 
 namespace edgeattn {
 namespace internal {
-
-constexpr float kInfinity = std::numeric_limits<float>::infinity();
-constexpr float kQuietNaN = std::numeric_limits<float>::quiet_NaN();
-
-inline bool IsFinite(float x) { return x - x == 0.0f; }  // false for +-inf and NaN
-
-// Rounding error of s = a + b (Knuth's 2Sum, no precondition on |a| vs |b|): a + b = s + error exactly.
-inline float TwoSumError(float a, float b, float s) {
-  const float bb = s - a;
-  return (a - (s - bb)) + (b - bb);
-}
-
-// sum + compensation += v, keeping the rounding error of the addition in compensation.
-inline void AddCompensated(float v, float& sum, float& compensation) {
-  const float next = sum + v;
-  compensation += TwoSumError(sum, v, next);
-  sum = next;
-}
-
-inline void FillRow(float* out, size_t n, float value) {
-  for (size_t j = 0; j < n; ++j) out[j] = value;
-}
 
 // A row whose max m is not finite (+inf, -inf or NaN). Reads in before writing the same index of out, so
 // in == out works. NaN anywhere: all NaN. Only -inf: all zeros. Some +inf: they share the row equally.

@@ -1,6 +1,6 @@
 // Library-wide queries: status strings, version, the SIMD target in use.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "lib/common/library.cc"
+#define HWY_TARGET_INCLUDE "lib/c_api/library.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/targets.h"
