@@ -53,6 +53,25 @@ def read_proc_stat(path="/proc/stat"):
     return cpus
 
 
+def read_caches(cpu, root="/sys/devices/system/cpu"):
+    """The caches of one CPU from sysfs, in the form of Google Benchmark's context "caches" array (which it reads
+    for cpu0; the suite runs on another CPU, and on a hybrid processor the two can differ). Empty where sysfs has
+    none."""
+    out = []
+    for index in sorted(pathlib.Path(root, f"cpu{cpu}", "cache").glob("index*")):
+        try:
+            size = (index / "size").read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            shared = (index / "shared_cpu_list").read_text().strip()
+            out.append({"type": (index / "type").read_text().strip(), "level": int((index / "level").read_text()),
+                        "size": int(size.rstrip("KMG")) * scale,
+                        "num_sharing": sum(int(b) - int(a) + 1 for a, _, b in
+                                           (r.partition("-") if "-" in r else (r, "", r) for r in shared.split(",")))})
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def run_suite(binary, mode, out_dir, regex):
     """Runs the suite in several processes, one after the other, and writes their entries into one results.json.
 
@@ -101,6 +120,8 @@ def run_suite(binary, mode, out_dir, regex):
         else:
             merged["benchmarks"] += data["benchmarks"]
     merged.setdefault("context", {})["edgeattn_cpu_load"] = load
+    if cpu is not None and read_caches(cpu):
+        merged["context"]["edgeattn_caches"] = read_caches(cpu)
     out = out_dir / "results.json"
     out.write_text(json.dumps(merged, indent=1))
     return out
@@ -175,11 +196,11 @@ def fmt_time(s):
 
 
 def cache_sizes(context):
-    """{level: bytes} of this core's data caches (data or unified; level 1 is L1D), from the "caches" array Google
-    Benchmark writes into the results' context (read from /sys/devices/system/cpu/cpu0/cache on Linux). Empty when
-    the context has none."""
+    """{level: bytes} of this core's data caches (data or unified; level 1 is L1D), from the results' context: the
+    caches of the CPU the suite ran on (run_suite reads them from sysfs), else the "caches" array Google Benchmark
+    writes (read from /sys/devices/system/cpu/cpu0/cache on Linux). Empty when the context has neither."""
     sizes = {}
-    for c in context.get("caches") or []:
+    for c in context.get("edgeattn_caches") or context.get("caches") or []:
         if c.get("type") in ("Data", "Unified") and c.get("size"):
             sizes[int(c["level"])] = max(sizes.get(int(c["level"]), 0), int(c["size"]))
     return sizes
@@ -329,7 +350,7 @@ def machine_checks(context, results):
     other CPUs' load."""
     caches = cache_sizes(context)
     load, notes = load_warnings(context.get("edgeattn_cpu_load"))
-    return {"caches": {f"L{level}": size for level, size in sorted(caches.items())},
+    return {"caches": {("L1D" if level == 1 else f"L{level}"): size for level, size in sorted(caches.items())},
             "calibration_warnings": calibration_warnings(results, caches), "load_warnings": load,
             "load_notes": notes, "quiet_share": QUIET_SHARE}
 

@@ -95,6 +95,29 @@ def check_memory_levels(failures):
         failures.append("calibration warning on a core whose levels hold the calibration buffers as meant")
 
 
+def check_readers(failures):
+    """The sysfs cache reader and the /proc/stat reader on made-up files; the CPU the suite ran on wins over
+    Google Benchmark's cpu0 caches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        made_up = [(1, "Data", "48K", "3"), (1, "Instruction", "32K", "3"), (2, "Unified", "2048K", "3"),
+                   (3, "Unified", "105M", "0-5,8")]
+        for index, (level, kind, size, shared) in enumerate(made_up):
+            d = pathlib.Path(tmp, "cpu3", "cache", f"index{index}")
+            d.mkdir(parents=True)
+            for name, value in (("level", level), ("type", kind), ("size", size), ("shared_cpu_list", shared)):
+                (d / name).write_text(f"{value}\n")
+        got = report.read_caches(3, root=tmp)
+        stat = pathlib.Path(tmp, "stat")
+        stat.write_text("cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu1 10 0 0 20 0 0 0 0 0 0\nintr 5\n")
+        load = report.read_proc_stat(stat)
+    sizes = report.cache_sizes({"edgeattn_caches": got, "caches": caches(32 << 10, 2**20, 32 * 2**20)})
+    if sizes != {1: 48 << 10, 2: 2 << 20, 3: 105 << 20} or got[3]["num_sharing"] != 7:
+        failures.append(f"caches read from a made-up sysfs: {got}, sizes {sizes}")
+    # busy = user + nice + system + irq + softirq, idle = idle + iowait, steal.
+    if load != {"cpu0": [1 + 2 + 3 + 6 + 7, 4 + 5, 8], "cpu1": [10, 20, 0]}:
+        failures.append(f"/proc/stat read as {load}")
+
+
 def proc_stat_samples(cpu, per_cpu_deltas, steps=4):
     """A process's load record: `steps` + 1 samples 0.5 s apart, each CPU's [busy, idle, steal] jiffies growing by
     per_cpu_deltas[cpu] (per step) from arbitrary counts since boot."""
@@ -149,6 +172,7 @@ def main():
         failures.append(f"limit: {row['limit']}, expected dram")
     check_memory_levels(failures)
     check_load(failures)
+    check_readers(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")
