@@ -209,12 +209,13 @@ def cache_sizes(context):
 def memory_level(working_set, caches):
     """The calibrated memory level ("l2", "l3" or "dram") a hot working set of this many bytes is read from.
 
-    The rule: the smallest calibrated level (L2, then L3) whose size holds the whole set, DRAM beyond the last
-    cache level. A set that fits L1D is judged against L2 (the suite has no L1 calibration). A set larger than a
-    level, by any amount, goes to the next one: what does not fit is evicted on every pass over K and V and read
-    again from further out. The working set is the bytes a call reads (K and V); the query, the output row and
-    the scores' workspace add under 1% and are not counted, so a cache exactly the size of K and V counts as
-    holding them (a 2 MiB set on a core with 2 MiB of L2 read at 1.6x the L3 rate: it is served from L2).
+    The rule: the smallest calibrated level (L2, then L3) whose size holds the whole set, DRAM beyond them (or
+    beyond L2 where the core has no L3). A set that fits L1D is judged against L2 (the suite has no L1
+    calibration). A set larger than a level, by any amount, goes to the next one: what does not fit is evicted on
+    every pass over K and V and read again from further out. The working set is the bytes a call reads (K and V);
+    the query, the output row and the scores' workspace (1/(2d) of K and V: under 1% from d = 64) are not counted,
+    so a cache exactly the size of K and V counts as holding them (on a Xeon with 2 MiB of L2, 2 MiB of K and V
+    read at 1.58x the calibrated L3 rate: they are served from L2).
     Without cache sizes, the old fixed rule: L2 up to FALLBACK_L2_BYTES, L3 above."""
     if not caches:
         return "l2" if working_set <= FALLBACK_L2_BYTES else "l3"
