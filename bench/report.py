@@ -265,12 +265,12 @@ def load_warnings(load):
     steal share of the benchmark's own CPU, each against QUIET_SHARE. Returns (warnings, notes): notes say what
     could not be checked."""
     if not load:
-        return [], ["the other CPUs' load was not recorded (results not produced by report.py --binary)"]
+        return [], ["load not recorded (results not produced by report.py --binary)"]
     warnings, notes = [], []
     for record in load:
         own, samples = record.get("cpu"), record.get("samples") or []
         if own is None:
-            notes.append(f"process {record['process']}: not pinned to a CPU, the other CPUs' load not checked")
+            notes.append(f"process {record['process']}: not pinned to a CPU, load not checked")
             continue
         if len(samples) < 2:
             notes.append(f"process {record['process']}: fewer than two load samples")
