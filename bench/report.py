@@ -135,9 +135,9 @@ def percent_of_limit(case, r, lim):
     The fastest repetition of a call that reads DRAM can come from a quiet spell of the memory system that the
     calibration's own repetitions did not meet (up to 1.2x the calibrated DRAM rate on a shared VM)."""
     seconds = r.get("median_seconds", r["seconds"])
-    if case.startswith("decode_"):
+    if case.endswith((",hot", ",cold")):  # the decode cases: "attention/decode/n=...,d=...,hot"
         hot_limit = ("l2", lim["l2"]) if r["bytes"] <= L2_BYTES else ("l3", lim["l3"])
-        which, bw = ("dram", lim["dram"]) if case.startswith("decode_cold") else hot_limit
+        which, bw = ("dram", lim["dram"]) if case.endswith(",cold") else hot_limit
         return (100.0 * r["bytes"] / seconds / bw, which) if bw else (None, which)
     if r["flops"] and lim["flops"] and not case.startswith("dot/"):  # dot streams from L1: no useful limit
         return 100.0 * r["flops"] / seconds / lim["flops"], "fma"

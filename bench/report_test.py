@@ -18,7 +18,7 @@ def entry(name, aggregate, us, **counters):
 
 def process(dram_min, dram_median, simd_min, simd_median, ratio):
     dram = dict(bytes=256.0 * 2**20)  # 256 MiB per call
-    case = "decode_cold/n=128,d=64"
+    case = "attention/decode/n=128,d=64,cold"
     call = dict(bytes=65536.0, flops=32768.0)
     return [entry("calibrate/read_dram/limit", "min", dram_min, **dram),
             entry("calibrate/read_dram/limit", "median", dram_median, **dram),
@@ -37,7 +37,7 @@ def main():
         raw.write_text(json.dumps({"context": {}, "benchmarks": benchmarks}))
         _, results = report.load(raw)
     lim, rows = report.summarize(results)
-    row = {r["case"]: r for r in rows}["decode_cold/n=128,d=64"]
+    row = {r["case"]: r for r in rows}["attention/decode/n=128,d=64,cold"]
     failures = []
 
     def check(what, got, want):

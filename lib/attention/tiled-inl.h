@@ -37,6 +37,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 // A row whose scores hold a NaN or +inf is recomputed by FallbackRow, which follows the softmax rules.
 using TiledTag = hn::CappedTag<float, 16>;  // at most 16 lanes: the workspace formula assumes blocks <= 32
 
+// The workspace formula (attention.h: TiledFloats) reserves TiledQueries(q_len) x (head_dim + TiledKeys(kv_len) + 2)
+// floats; a block uses qb x (head_dim + key_tile + 2) with key_tile = TiledKeys(kv_len) (TiledAttention) and
+// qb = N lanes for q_len <= N, else 2N. TiledQueries does not decrease with q_len, so qb <= TiledQueries(q_len)
+// for every q_len when it holds for q_len = 1 (one vector) and q_len = N + 1 (the first with two).
+constexpr size_t kTiledMaxLanes = hn::MaxLanes(TiledTag());
+static_assert(kTiledMaxLanes <= internal::TiledQueries(1) &&
+                  2 * kTiledMaxLanes <= internal::TiledQueries(kTiledMaxLanes + 1),
+              "a tiled block must fit the workspace attention.h's AttentionWorkspaceBytes reserves");
+
 // Four rows (r0..r0+3 of the block) by four vectors of columns starting at c, keys [j0, j_end) of the tile.
 template <class D>
 // first: the block's first tile (the rows are written, not read); divide: the last tile, and these four rows
