@@ -748,6 +748,55 @@ TEST_P(AttentionPathTest, SmallUpToOneVectorOfKeys) {
   ExpectPath(MakeDesc(20, lanes + 1, 8, 8), AttentionPath::kTiled);
 }
 
+// The small and packed_small paths finish a row (packed_small: a block of rows) whose scores are NaN or +inf inside
+// the path (with the row path's kernels) instead of handing the whole call to another path: the NaN row is NaN,
+// the +inf row shares its +inf keys, and every other row (block) keeps the bits it has in the same call without
+// the non-finite scores.
+TEST_P(AttentionPathTest, SmallAndPackedSmallKeepNonFiniteScoresInTheirRows) {
+  Rng rng;
+  for (size_t kv_len : {2, 4}) {
+    for (size_t q_len : {3, 4, 9}) {
+      for (bool with_mask : {false, true}) {
+        AttentionDesc d = MakeDesc(q_len, kv_len, 6, 5);
+        Problem p(d, 0);
+        p.Randomize(rng);
+        p.mask.Fill(0.0f);
+        if (with_mask) d.additive_mask = p.mask.data();
+        // packed_small finishes a whole block of lanes / 4 rows with the row path's kernels
+        size_t block = 1;
+        if (!IsScalarPath()) {
+          const AttentionPath path = AttentionPathForTest(d);
+          if (path != AttentionPath::kSmall && path != AttentionPath::kPackedSmall) continue;
+          if (path == AttentionPath::kPackedSmall) block = Lanes() / 4;
+          if (block == 0) continue;
+        }
+        // Keys 0 and kv_len - 1 of 1e20: with the query of 1e20 their scores overflow to +inf.
+        std::vector<float> k(p.k.data(), p.k.data() + p.k.size());
+        for (size_t c = 0; c < d.head_dim; ++c) k[c] = k[(kv_len - 1) * d.head_dim + c] = 1e20f;
+        const std::vector<float> clean = RunAttention(api(), d, p.q.data(), k.data(), p.v.data());
+        const size_t inf_query = 1, nan_query = q_len - 1;
+        std::vector<float> q(p.q.data(), p.q.data() + p.q.size());
+        for (size_t c = 0; c < d.head_dim; ++c) q[inf_query * d.head_dim + c] = 1e20f;
+        q[nan_query * d.head_dim + 2] = kNaN;
+        const std::vector<float> out = RunAttention(api(), d, q.data(), k.data(), p.v.data());
+        for (size_t c = 0; c < d.value_dim; ++c) {
+          const float expected = 0.5f * p.v[c] + 0.5f * p.v[(kv_len - 1) * d.value_dim + c];
+          EXPECT_NEAR(out[inf_query * d.value_dim + c], expected, 1e-6f * (std::fabs(expected) + 1)) << c;
+          EXPECT_TRUE(std::isnan(out[nan_query * d.value_dim + c])) << c;
+        }
+        // The other rows' scores are finite (at most about 1e21) and their inputs unchanged.
+        for (size_t i = 0; i < q_len; ++i) {
+          if (i / block == inf_query / block || i / block == nan_query / block) continue;
+          for (size_t c = 0; c < d.value_dim; ++c) {
+            EXPECT_EQ(Bits(out[i * d.value_dim + c]), Bits(clean[i * d.value_dim + c]))
+                << "Lq=" << q_len << " Lk=" << kv_len << " mask " << with_mask << " row " << i << " col " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The weights array (num_heads x q_len x kv_len floats) limits AttentionWeights' shapes only: Attention never
 // writes weights, so a shape whose weights count overflows size_t while its own arrays fit is valid for it.
 TEST_P(AttentionTest, WeightsCountLimitsOnlyAttentionWeights) {

@@ -24,7 +24,6 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-
 // ---- Decode path: fewer than kAttentionTiledMinQueries queries, no additive mask (decoding against a KV
 // cache). The row path spends most of such a call on per-key overhead: a general-length dot product with
 // its loop tails and horizontal sum per key, the row's scores stored, reloaded for the softmax and again
