@@ -66,7 +66,8 @@ const char* edgeattn_simd_target(void);
 const char* edgeattn_status_string(edgeattn_status status);
 
 /* Bytes of workspace edgeattn_attention needs for this descriptor; 0 if none is needed or desc is invalid
-   (then edgeattn_attention reports why). The size depends only on kv_len today; callers must not rely on that. */
+   (then edgeattn_attention reports why). The size depends on q_len, kv_len and head_dim (attention.h's
+   AttentionWorkspaceBytes); callers must not rely on more than that. */
 size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
 
 /* out = softmax(q k^T * scale + mask) v for every query head, with masked keys skipped.
