@@ -14,7 +14,9 @@ const Api& ScalarApi() {
   static const Api api = {edgeattn::scalar::Dot,       edgeattn::scalar::Exp,
                           edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
-                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding};
+                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
+                          edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
+                          edgeattn::scalar::LinearTransposed};
   return api;
 }
 
@@ -22,7 +24,9 @@ const Api& SimdApi() {
   static const Api api = {edgeattn::Dot,       edgeattn::Exp,
                           edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
                           edgeattn::Attention, edgeattn::AttentionWeights,
-                          edgeattn::Linear,    edgeattn::AddPositionalEncoding};
+                          edgeattn::Linear,    edgeattn::AddPositionalEncoding,
+                          edgeattn::RmsNorm,   edgeattn::LayerNorm,
+                          edgeattn::LinearTransposed};
   return api;
 }
 

@@ -116,6 +116,25 @@ edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features,
    else EDGEATTN_ERROR_INVALID_ARGUMENT. |error| <= 1 ULP of the result + (position + 1) * 2^-46. */
 edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position);
 
+/* y = x / sqrt(mean(x^2) + eps) * weight; rows of cols floats; weight NULL = 1; eps >= 0 and finite; y == x allowed.
+   The sum of squares is rescaled by a power of two when needed, so it never overflows or underflows for a finite
+   row. |error| <= (cols/2 + 4) * u * |y| + (cols + 2) * 2^-149 * |weight| per element; inputs below FLT_MIN count
+   as zero on SIMD units that flush subnormals (see norm.h). An all-zero row with eps = 0 gives zeros; a row with
+   an inf or NaN gives NaN. */
+edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y);
+/* y = (x - mean) / sqrt(var + eps) * weight + bias, var the biased (population) variance as PyTorch's LayerNorm;
+   weight NULL = 1, bias NULL = 0; y == x allowed. The mean is carried as a float-float pair, so rows whose mean
+   is far larger than their spread keep full relative accuracy in the centred output; bound in norm.h. A row whose
+   var + eps is 0 gives bias (zeros if bias is NULL). */
+edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
+                                    float eps, float* y);
+
+/* y = x W^T + b with W stored [out][in], as PyTorch's nn.Linear and llama2.c store it. Same contract and error
+   bound as edgeattn_linear; y must not overlap x, weight or bias. */
+edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,
+                                           const float* weight /* [out][in] */, const float* bias /* NULL or [out] */,
+                                           size_t out_features, float* y /* [rows][out] */);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -96,4 +96,18 @@ edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_
   return ToC(edgeattn::AddPositionalEncoding(x, seq_len, d_model, first_position));
 }
 
+edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y) {
+  return ToC(edgeattn::RmsNorm(x, rows, cols, weight, eps, y));
+}
+
+edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
+                                    float eps, float* y) {
+  return ToC(edgeattn::LayerNorm(x, rows, cols, weight, bias, eps, y));
+}
+
+edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                           const float* bias, size_t out_features, float* y) {
+  return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
+}
+
 }  // extern "C"
