@@ -16,7 +16,7 @@ const Api& ScalarApi() {
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
                           edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
                           edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
-                          edgeattn::scalar::LinearTransposed};
+                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope};
   return api;
 }
 
@@ -26,7 +26,7 @@ const Api& SimdApi() {
                           edgeattn::Attention, edgeattn::AttentionWeights,
                           edgeattn::Linear,    edgeattn::AddPositionalEncoding,
                           edgeattn::RmsNorm,   edgeattn::LayerNorm,
-                          edgeattn::LinearTransposed};
+                          edgeattn::LinearTransposed, edgeattn::Rope};
   return api;
 }
 

@@ -129,6 +129,25 @@ edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, cons
 edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
                                     float eps, float* y);
 
+typedef enum edgeattn_rope_layout {
+  EDGEATTN_ROPE_INTERLEAVED = 0, /* rotates pairs (2i, 2i+1): GPT-J, llama2.c, Meta's llama */
+  EDGEATTN_ROPE_HALF = 1         /* rotates pairs (i, i + rotary_dim/2): GPT-NeoX, Hugging Face llama */
+} edgeattn_rope_layout;
+typedef struct edgeattn_rope_desc {
+  size_t num_heads;
+  size_t head_dim;
+  size_t rotary_dim; /* 0 = head_dim; otherwise even and <= head_dim (partial rotary); the rest pass through */
+  float base;        /* 0 = 10000 */
+  edgeattn_rope_layout layout;
+} edgeattn_rope_desc;
+/* x [seq_len][num_heads][head_dim], rotated in place; token t at position first_position + t; angle of pair i at
+   position p = p * base^(-2i/rotary_dim). The angle is formed and reduced in double precision, so every position
+   below 2^24 is accurate: |error| <= 1 ULP + (p + 1) * 2^-44 * (|x_a| + |x_b|) per element (rope.h).
+   EDGEATTN_ERROR_INVALID_ARGUMENT for an odd rotary_dim (or odd head_dim with rotary_dim 0), rotary_dim >
+   head_dim, a base that is not finite or <= 1 (other than 0), an unknown layout, or first_position + seq_len >
+   2^24. */
+edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position);
+
 /* y = x W^T + b with W stored [out][in], as PyTorch's nn.Linear and llama2.c store it. Same contract and error
    bound as edgeattn_linear; y must not overlap x, weight or bias. */
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,

@@ -8,6 +8,7 @@
 #include "edgeattn/linear.h"
 #include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"
+#include "edgeattn/rope.h"
 #include "edgeattn/softmax.h"
 #include "edgeattn/status.h"
 
