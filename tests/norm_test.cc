@@ -173,6 +173,8 @@ TEST_P(NormTest, HugeAndTinyRowsNeitherOverflowNorUnderflow) {
   Rng rng;
   for (size_t cols : {1u, 5u, 33u, 384u}) {
     for (float sigma : {1e30f, 1e37f, 1e-20f, 1e-30f, 1e-36f}) {
+      // Rows of N(0, 1e-36) hold elements below FLT_MIN, which SIMD units that flush subnormals read as 0.
+      if (sigma == 1e-36f && Flushes()) continue;
       const std::vector<float> values = NormalRows(rng, 2 * cols, 0.0f, sigma);
       const double rms_worst = CheckRms(api(), NormCase{2, cols, true, false, false, 0, 0.0f}, values, rng, Tiny());
       EXPECT_LE(rms_worst, 1e-5) << "rms cols=" << cols << " sigma=" << sigma;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -166,6 +167,121 @@ TEST_P(RopeTest, BadInputsLeaveXUntouched) {
   EXPECT_EQ(api().rope(good, x, 2, limit - 2), Status::kOk);  // positions 2^24 - 2 and 2^24 - 1
   EXPECT_EQ(api().rope(MakeRope(2, 5, 4, 0.0f, RopeLayout::kHalf), x, 1, 0), Status::kOk);
   EXPECT_EQ(api().rope(MakeRope(2, 4, 0, 1.5f, RopeLayout::kHalf), x, 2, 0), Status::kOk);
+}
+
+// ---- The table variant.
+
+// A firmware's table, evaluated by the compiler.
+constexpr edgeattn::RopeTable<48, 16> kConstexprTable = edgeattn::MakeRopeTable<48, 16>(10000.0f);
+
+long double ExactAngle(size_t p, size_t i, size_t rotary, long double base) {
+  return static_cast<long double>(p) * std::pow(base, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
+}
+
+TEST(RopeTableTest, EntriesWithinHalfUlpAndConstexprEqualsFill) {
+  std::vector<float> filled(edgeattn::RopeTableFloats(48, 16));
+  ASSERT_EQ(edgeattn::RopeTableFill(16, 0.0f, 0, 48, filled.data()), Status::kOk);
+  for (size_t k = 0; k < filled.size(); ++k) EXPECT_EQ(Bits(filled[k]), Bits(kConstexprTable.data[k])) << k;
+  // Rows near 2^24, another base, another width.
+  const size_t first = edgeattn::kMaxPositions - 40;
+  std::vector<float> far(edgeattn::RopeTableFloats(40, 34));
+  ASSERT_EQ(edgeattn::RopeTableFill(34, 500000.0f, first, 40, far.data()), Status::kOk);
+  for (const auto& [table, rotary, first_position, rows, base] :
+       {std::make_tuple(filled.data(), size_t{16}, size_t{0}, size_t{48}, 10000.0L),
+        std::make_tuple(far.data(), size_t{34}, first, size_t{40}, 500000.0L)}) {
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t p = first_position + r;
+      for (size_t i = 0; i < rotary / 2; ++i) {
+        const long double angle = ExactAngle(p, i, rotary, base);
+        const long double exact[2] = {std::cos(angle), std::sin(angle)};
+        for (int k = 0; k < 2; ++k) {
+          const double e = static_cast<double>(exact[k]);
+          const float got = table[r * rotary + 2 * i + static_cast<size_t>(k)];
+          EXPECT_LE(std::fabs(static_cast<double>(got) - e), 0.5 * UlpOf(e) + static_cast<double>(p + 1) * 0x1p-46 + 0x1p-149)
+              << "p=" << p << " pair " << i << (k == 0 ? " cos" : " sin");
+        }
+      }
+    }
+  }
+}
+
+TEST_P(RopeTest, WithTableWithinItsBound) {
+  Rng rng;
+  const size_t first = edgeattn::kMaxPositions - 64;
+  std::vector<float> far(edgeattn::RopeTableFloats(64, 24));
+  ASSERT_EQ(edgeattn::RopeTableFill(24, 0.0f, first, 64, far.data()), Status::kOk);
+  struct Case {
+    edgeattn::RopeTableView table;
+    RopeDesc desc;
+    size_t seq, first_position;
+  };
+  const edgeattn::RopeTableView far_view{far.data(), 24, first, 64};
+  for (RopeLayout layout : {RopeLayout::kInterleaved, RopeLayout::kHalf}) {
+    for (const Case& c : {Case{kConstexprTable.View(), MakeRope(3, 16, 0, 0.0f, layout), 48, 0},
+                          Case{kConstexprTable.View(), MakeRope(2, 21, 16, 0.0f, layout), 5, 43},
+                          Case{far_view, MakeRope(2, 30, 24, 0.0f, layout), 7, first + 57},
+                          Case{far_view, MakeRope(1, 24, 0, 0.0f, layout), 64, first}}) {
+      const size_t stride = c.desc.num_heads * c.desc.head_dim;
+      GuardedBuffer x(c.seq * stride, c.seq % 4);
+      for (size_t k = 0; k < x.size(); ++k) x[k] = rng.Normal();
+      const std::vector<float> before(x.data(), x.data() + x.size());
+      ASSERT_EQ(api().rope_with_table(c.desc, c.table, x.data(), c.seq, c.first_position), Status::kOk);
+      const size_t rotary = c.table.rotary_dim;
+      for (size_t t = 0; t < c.seq; ++t) {
+        const size_t p = c.first_position + t;
+        for (size_t h = 0; h < c.desc.num_heads; ++h) {
+          const size_t o = t * stride + h * c.desc.head_dim;
+          for (size_t i = 0; i < rotary / 2; ++i) {
+            const size_t ia = layout == RopeLayout::kHalf ? i : 2 * i, ib = layout == RopeLayout::kHalf ? i + rotary / 2 : 2 * i + 1;
+            const long double angle = ExactAngle(p, i, rotary, 10000.0L);
+            const long double xa = before[o + ia], xb = before[o + ib];
+            const long double exact[2] = {xa * std::cos(angle) - xb * std::sin(angle), xb * std::cos(angle) + xa * std::sin(angle)};
+            const double bound = (3 * kU + static_cast<double>(p + 1) * 0x1p-46) * static_cast<double>(std::fabs(xa) + std::fabs(xb)) + 0x1p-149;
+            EXPECT_LE(std::fabs(static_cast<double>(x[o + ia]) - static_cast<double>(exact[0])), bound) << "p=" << p;
+            EXPECT_LE(std::fabs(static_cast<double>(x[o + ib]) - static_cast<double>(exact[1])), bound) << "p=" << p;
+          }
+          for (size_t j = rotary; j < c.desc.head_dim; ++j) EXPECT_EQ(Bits(x[o + j]), Bits(before[o + j]));
+        }
+      }
+      EXPECT_TRUE(x.GuardsIntact());
+    }
+  }
+}
+
+TEST_P(RopeTest, WithTableBadInputsLeaveXUntouched) {
+  float x[32];
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>(i);
+  const RopeDesc desc = MakeRope(1, 16, 0, 0.0f, RopeLayout::kInterleaved);
+  const edgeattn::RopeTableView table = kConstexprTable.View();  // positions 0 .. 47
+  edgeattn::RopeTableView null_table = table;
+  null_table.data = nullptr;
+  EXPECT_EQ(api().rope_with_table(desc, table, nullptr, 2, 0), Status::kNullPointer);
+  EXPECT_EQ(api().rope_with_table(desc, null_table, x, 2, 0), Status::kNullPointer);
+  EXPECT_EQ(api().rope_with_table(desc, table, x, 0, 0), Status::kInvalidShape);
+  EXPECT_EQ(api().rope_with_table(MakeRope(1, 16, 8, 0.0f, RopeLayout::kInterleaved), table, x, 2, 0),
+            Status::kInvalidArgument);  // rotary 8 against a table of 16
+  EXPECT_EQ(api().rope_with_table(desc, table, x, 2, 47), Status::kInvalidArgument);  // position 48 is not there
+  EXPECT_EQ(api().rope_with_table(desc, table, x, 1, 48), Status::kInvalidArgument);
+  edgeattn::RopeTableView later = table;
+  later.first_position = 10;
+  EXPECT_EQ(api().rope_with_table(desc, later, x, 1, 9), Status::kInvalidArgument);
+  EXPECT_EQ(api().rope_with_table(desc, table, x, 1, SIZE_MAX), Status::kInvalidArgument);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(x[i], static_cast<float>(i));
+  // x over the table (a writable copy of it).
+  std::vector<float> copy(kConstexprTable.data, kConstexprTable.data + edgeattn::RopeTableFloats(48, 16));
+  const edgeattn::RopeTableView copy_view{copy.data(), 16, 0, 48};
+  EXPECT_EQ(api().rope_with_table(desc, copy_view, copy.data() + 100, 1, 0), Status::kOverlap);
+  EXPECT_EQ(api().rope_with_table(desc, table, x, 2, 46), Status::kOk);  // the last two rows
+  // RopeTableFill's own checks.
+  float t[16];
+  EXPECT_EQ(edgeattn::RopeTableFill(16, 0.0f, 0, 1, nullptr), Status::kNullPointer);
+  EXPECT_EQ(edgeattn::RopeTableFill(16, 0.0f, 0, 0, t), Status::kInvalidShape);
+  EXPECT_EQ(edgeattn::RopeTableFill(15, 0.0f, 0, 1, t), Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::RopeTableFill(0, 0.0f, 0, 1, t), Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::RopeTableFill(16, 1.0f, 0, 1, t), Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::RopeTableFill(16, kNaN, 0, 1, t), Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::RopeTableFill(16, 0.0f, edgeattn::kMaxPositions, 1, t), Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::RopeTableFill(16, 0.0f, edgeattn::kMaxPositions - 1, 1, t), Status::kOk);
 }
 
 }  // namespace

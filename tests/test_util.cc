@@ -16,7 +16,8 @@ const Api& ScalarApi() {
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
                           edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
                           edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
-                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope};
+                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope,
+                          edgeattn::scalar::RopeWithTable};
   return api;
 }
 
@@ -26,7 +27,8 @@ const Api& SimdApi() {
                           edgeattn::Attention, edgeattn::AttentionWeights,
                           edgeattn::Linear,    edgeattn::AddPositionalEncoding,
                           edgeattn::RmsNorm,   edgeattn::LayerNorm,
-                          edgeattn::LinearTransposed, edgeattn::Rope};
+                          edgeattn::LinearTransposed, edgeattn::Rope,
+                          edgeattn::RopeWithTable};
   return api;
 }
 

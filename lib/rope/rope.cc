@@ -44,7 +44,60 @@ Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, siz
   return Status::kOk;
 }
 
+Status CheckRopeTable(size_t rotary_dim, float base, size_t first_position, size_t positions, const float* table) {
+  if (table == nullptr) return Status::kNullPointer;
+  size_t bytes = 0;
+  if (positions == 0 || !internal::FloatBytes(positions, rotary_dim, 1, &bytes)) return Status::kInvalidShape;
+  if (rotary_dim == 0 || rotary_dim % 2 != 0) return Status::kInvalidArgument;
+  const float b = base != 0.0f ? base : kDefaultRopeBase;
+  if (!internal::IsFinite(b) || !(b > 1.0f)) return Status::kInvalidArgument;
+  if (positions > kMaxPositions || first_position > kMaxPositions - positions) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+Status RopeWithTableImpl(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
+                         size_t first_position) {
+  if (x == nullptr || table.data == nullptr) return Status::kNullPointer;
+  internal::RopeProblem problem;
+  Status status = MakeRopeProblem(desc, x, seq_len, first_position, &problem);
+  if (status != Status::kOk) return status;
+  size_t table_bytes = 0;
+  if (table.rotary_dim != problem.rotary_dim || table.first_position > first_position ||
+      table.positions < seq_len || first_position - table.first_position > table.positions - seq_len ||
+      !internal::FloatBytes(table.positions, table.rotary_dim, 1, &table_bytes)) {
+    return Status::kInvalidArgument;
+  }
+  const size_t x_bytes = seq_len * desc.num_heads * desc.head_dim * sizeof(float);  // checked by MakeRopeProblem
+  if (internal::Overlap(internal::RangeOf(x, x_bytes), internal::RangeOf(table.data, table_bytes))) {
+    return Status::kOverlap;
+  }
+  internal::RopeWithTableScalar(problem, table.data, table.first_position, x, seq_len, first_position);
+  return Status::kOk;
+}
+
 }  // namespace
+
+Status RopeTableFill(size_t rotary_dim, float base, size_t first_position, size_t positions, float* table) noexcept {
+  const Status status = CheckRopeTable(rotary_dim, base, first_position, positions, table);
+  if (status != Status::kOk) return status;
+  const double log_base = rope_detail::Log(static_cast<double>(base != 0.0f ? base : kDefaultRopeBase));
+  for (size_t r = 0; r < positions; ++r) {
+    rope_detail::FillRow(log_base, rotary_dim, first_position + r, table + r * rotary_dim);
+  }
+  return Status::kOk;
+}
+
+Status RopeWithTable(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
+                     size_t first_position) noexcept {
+  return RopeWithTableImpl(desc, table, x, seq_len, first_position);
+}
+
+namespace scalar {
+Status RopeWithTable(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
+                     size_t first_position) noexcept {
+  return RopeWithTableImpl(desc, table, x, seq_len, first_position);
+}
+}  // namespace scalar
 
 HWY_EXPORT(RopeRows);
 
