@@ -38,7 +38,11 @@ namespace scalar {
 Status Exp(const float* in, float* out, size_t n) noexcept {
   const Status status = CheckExp(in, out, n);
   if (status != Status::kOk) return status;
-  for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i]);
+  if (internal::RoundsToNearest()) {
+    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], true);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], false);
+  }
   return Status::kOk;
 }
 }  // namespace scalar
