@@ -85,12 +85,16 @@ inline float OpaqueFloat(float f) {
 }
 
 // True when the FPU rounds to nearest (the default), read without touching the control register: 3/4 of an
-// ulp added to 1 rounds away from 1 only to nearest or upward, subtracted from -1 only to nearest or downward.
-// On ARMv7 the NEON unit always rounds to nearest whatever the FPSCR says; this reads the VFP's mode, so NEON
-// code may take the (correct, slower) directed-mode steps needlessly there.
+// ulp added to 1 rounds away from 1 (low bit set) only to nearest or upward, subtracted from -1 only to nearest
+// or downward. Integer operations on the two sums, no branch: the compiler hoists the whole test out of a
+// loop, leaving one test-and-branch where a caller inside the loop asks. On ARMv7 the NEON unit always rounds
+// to nearest whatever the FPSCR says; this reads the VFP's mode, so NEON code may take the (correct, slower)
+// directed-mode steps needlessly there.
 inline bool RoundsToNearest() {
   const float three_quarter_ulp = OpaqueFloat(0x1.8p-24f);
-  return 1.0f + three_quarter_ulp != 1.0f && -1.0f - three_quarter_ulp != -1.0f;
+  const uint32_t up = BitCastScalar<uint32_t>(1.0f + three_quarter_ulp);
+  const uint32_t down = BitCastScalar<uint32_t>(-1.0f - three_quarter_ulp);
+  return (up & down & 1u) != 0;
 }
 
 // t = 1.5*2^23 + bias + n, n from x in a directed mode: step n by one toward round(x log2 e). Adding 1 to t is

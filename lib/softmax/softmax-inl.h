@@ -160,13 +160,13 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
   for (; j + N <= n; j += N) {
     const auto e = hn::LoadU(d, out + j);
     const auto q = hn::Mul(e, vinv);
-    hn::StoreU(hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), d, out + j);
+    hn::StoreU(hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), d, out + j);  // see CorrectedQuotient
   }
   if (j < n) {
     const size_t rest = n - j;
     const auto e = LoadTail(d, out + j, rest);
     const auto q = hn::Mul(e, vinv);
-    StoreTail(d, hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), out + j, rest);
+    StoreTail(d, hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), out + j, rest);
   }
 }
 

@@ -25,11 +25,13 @@ inline void SoftmaxRowNonFiniteMax(const float* in, float* out, size_t n, float 
   for (size_t j = 0; j < n; ++j) out[j] = in[j] == kInfinity ? share : 0.0f;
 }
 
-// out = e / sum, with the quotient corrected by one Newton step: r = e - q*sum is exact when fused.
+// out = e / sum, with the quotient corrected by one Newton step: r = q*sum - e is exact when fused. Written as
+// q - r/sum rather than q + (e - q*sum)/sum (the same value and, to nearest, the same bits): for e = +0 the
+// residual is +0 - +0, which is -0 when rounding downward, and q - (-0) stays +0 where q + (-0) would not.
 inline float CorrectedQuotient(float e, float sum, float inv_sum) {
   const float q = e * inv_sum;
-  const float r = e - q * sum;
-  return q + r * inv_sum;
+  const float r = q * sum - e;
+  return q - r * inv_sum;
 }
 
 // Softmax of one row of n >= 1 floats whose max m is finite; in == out allowed. kToNearest: see exp_scalar.h.
