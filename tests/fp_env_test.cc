@@ -141,7 +141,7 @@ void RunIn(const FpEnv& env, const char* what, Fn fn) {
 
 // The bounds the headers state for an environment: directed rounding doubles the unit roundoff.
 double UnitRoundoff(const FpEnv& env) { return env.Directed() ? 0x1p-23 : 0x1p-24; }
-double ExpUlpBound(const FpEnv& env) { return env.Directed() ? 3.0 : 2.0; }      // exp.h
+double ExpUlpBound(const FpEnv&) { return 2.0; }  // exp.h: the same in every environment
 double SoftmaxUlpBound(const FpEnv& env) { return env.Directed() ? 8.0 : 4.0; }  // softmax.h
 
 // Sample counts: dense on native runs, lighter under emulation and on boards.
@@ -150,7 +150,7 @@ constexpr size_t kExpSamples = 1 << 10;
 constexpr size_t kRows = 16;
 #else
 constexpr size_t kExpSamples = 1 << 14;
-constexpr size_t kRows = 64;
+constexpr size_t kRows = 256;
 #endif
 
 class FpEnvTest : public PathTest {};

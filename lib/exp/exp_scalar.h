@@ -25,6 +25,7 @@
 
 #include "lib/common/bit_cast.h"
 #include "lib/common/float_util.h"
+#include "lib/common/fp_env.h"
 
 namespace edgeattn {
 namespace internal {
@@ -66,36 +67,6 @@ struct ExpConstants {
   // Largest float <= ln(FLT_MIN): from here up, 2^n >= 2^-126 is a normal float. Below, ExpRr2P6Shifted gives +0.
   static constexpr float kShiftedMinArg = -87.3365478515625f;
 };
-
-// Keeps the compiler from folding f into a constant expression (it assumes round-to-nearest when it folds).
-inline float OpaqueFloat(float f) {
-#if defined(__GNUC__) && (defined(__x86_64__) || (defined(__i386__) && defined(__SSE_MATH__)))
-  __asm__("" : "+x"(f));
-#elif defined(__GNUC__) && defined(__aarch64__)
-  __asm__("" : "+w"(f));
-#elif defined(__GNUC__) && defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4)
-  __asm__("" : "+t"(f));
-#elif defined(__GNUC__)
-  __asm__("" : "+r"(f));
-#else
-  volatile float v = f;
-  f = v;
-#endif
-  return f;
-}
-
-// True when the FPU rounds to nearest (the default), read without touching the control register: 3/4 of an
-// ulp added to 1 rounds away from 1 (low bit set) only to nearest or upward, subtracted from -1 only to nearest
-// or downward. Integer operations on the two sums, no branch: the compiler hoists the whole test out of a
-// loop, leaving one test-and-branch where a caller inside the loop asks. On ARMv7 the NEON unit always rounds
-// to nearest whatever the FPSCR says; this reads the VFP's mode, so NEON code may take the (correct, slower)
-// directed-mode steps needlessly there.
-inline bool RoundsToNearest() {
-  const float three_quarter_ulp = OpaqueFloat(0x1.8p-24f);
-  const uint32_t up = BitCastScalar<uint32_t>(1.0f + three_quarter_ulp);
-  const uint32_t down = BitCastScalar<uint32_t>(-1.0f - three_quarter_ulp);
-  return (up & down & 1u) != 0;
-}
 
 // t = 1.5*2^23 + bias + n, n from x in a directed mode: step n by one toward round(x log2 e). Adding 1 to t is
 // exact (its ulp is 1), so t keeps holding n in its low bits.
