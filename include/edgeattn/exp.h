@@ -12,8 +12,8 @@ namespace edgeattn {
 // in and out may be null.
 //
 // Algorithm: x = n*ln2 + r with |r| <= ln2/2 (Cody-Waite, two constants, n rounded to nearest by adding
-// 1.5*2^23: with AVX-512's embedded rounding, elsewhere stepped to nearest when the caller's rounding mode is
-// directed), e^r = 1 + r*P(r) with P a degree-5 minimax polynomial (relative approximation error 2.1e-9),
+// 1.5*2^23; when the caller's rounding mode is directed, with AVX-512's embedded rounding or stepped to the
+// nearest integer), e^r = 1 + r*P(r) with P a degree-5 minimax polynomial (relative approximation error 2.1e-9),
 // result = (s1 + (s1*r)*P(r)) * s2 with s1*s2 = 2^n, so n = 128 and gradual underflow need no special case.
 // The SIMD path computes pairs of vectors whose lanes all lie in [-87, 43] with one factor 2^(n+64) and a final
 // exact scaling by 2^-64 instead (no clamp, no NaN check): the same float, about half the operations.

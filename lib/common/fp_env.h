@@ -44,6 +44,16 @@ inline bool RoundsToNearest() {
   return (up & down & 1u) != 0;
 }
 
+// The same answer from an out-of-line function declared const (its result depends on nothing the compiler can
+// see change): for callers inside loops they do not own (attention's scalar exp calls), the compiler hoists the
+// call out of the loop, leaving one predicted branch. Defined in lib/exp/exp.cc.
+#if defined(__GNUC__)
+bool RoundsToNearestOutOfLine() noexcept __attribute__((const));
+inline bool RoundsToNearestInvariant() { return RoundsToNearestOutOfLine(); }
+#else
+inline bool RoundsToNearestInvariant() { return RoundsToNearest(); }
+#endif
+
 }  // namespace internal
 }  // namespace edgeattn
 

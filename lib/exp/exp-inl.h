@@ -43,8 +43,9 @@ HWY_INLINE V ExpPolynomialEstrin(D d, V r) {
 }
 
 // x log2(e) + magic rounded to nearest whatever the caller's rounding mode, where one instruction can: AVX-512's
-// embedded rounding ({rn-sae}) overrides MXCSR.RC for this FMA alone (and raises no flags), so n is the same
-// integer in every mode at no cost. The upper lanes of a widened 128/256-bit vector are never read.
+// embedded rounding ({rn-sae}) overrides MXCSR.RC for this FMA alone (and raises no flags). It is used only
+// once a directed mode has been seen: the form takes no memory operand, so in the default environment it would
+// cost the exp loops a constant load per vector. The upper lanes of a widened 128/256-bit vector are never read.
 #undef EDGEATTN_EXP_EXPLICIT_NEAREST
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 #define EDGEATTN_EXP_EXPLICIT_NEAREST 1
@@ -67,16 +68,15 @@ HWY_INLINE hn::Vec128<float, N> MulAddNearest(hn::Vec128<float, N> a, hn::Vec128
 #endif
 
 // t = x log2(e) + magic with n = round(x log2 e) in t's low bits (see StepToNearest in exp_scalar.h). kToNearest:
-// the caller's mode rounds to nearest (or this target rounds explicitly), and t is the plain MulAdd.
+// the caller's mode rounds to nearest, and t is the plain MulAdd.
 template <bool kToNearest, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpRoundedSum(D d, V x, V magic) {
   using C = internal::ExpConstants;
+  if constexpr (kToNearest) return hn::MulAdd(x, hn::Set(d, C::kLog2e), magic);
 #if EDGEATTN_EXP_EXPLICIT_NEAREST
-  (void)d;
   return MulAddNearest(x, hn::Set(d, C::kLog2e), magic);
 #else
   const V t = hn::MulAdd(x, hn::Set(d, C::kLog2e), magic);
-  if constexpr (kToNearest) return t;
   const hn::RebindToSigned<D> di;
   const V r_hi = hn::NegMulAdd(hn::Sub(t, magic), hn::Set(d, C::kLn2Hi), x);
   const V threshold = hn::Set(d, C::kStepThreshold);
@@ -87,22 +87,18 @@ HWY_INLINE V ExpRoundedSum(D d, V x, V magic) {
 #endif
 }
 
-// Whether ExpRoundedSum<true> is right in the caller's environment: always with explicit rounding, else when
-// the FPU rounds to nearest (read once per call or row, outside the loops).
-HWY_INLINE bool ExpToNearest() {
-#if EDGEATTN_EXP_EXPLICIT_NEAREST
-  return true;
-#else
-  return internal::RoundsToNearest();
-#endif
-}
+// Whether ExpRoundedSum<true> is right in the caller's environment: when the FPU rounds to nearest (read once
+// per call or row, outside the loops).
+HWY_INLINE bool ExpToNearest() { return internal::RoundsToNearest(); }
 
-// See ExpRr2P6 in exp_scalar.h. Out-of-range lanes compute garbage that the final selects replace.
+// See ExpRr2P6 in exp_scalar.h. Directed modes: out-of-range lanes compute garbage that the final selects
+// replace.
 template <bool kToNearest = true, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpRr2P6(D d, V x) {
   using C = internal::ExpConstants;
   const hn::RebindToSigned<D> di;
-  const V xc = x;
+  V xc = x;
+  if constexpr (kToNearest) xc = hn::Min(hn::Max(x, hn::Set(d, C::kClampLow)), hn::Set(d, C::kClampHigh));
   const V magic = hn::Set(d, C::kRoundMagic);
   const V t = ExpRoundedSum<kToNearest>(d, xc, magic);
   const V n_float = hn::Sub(t, magic);
@@ -116,9 +112,12 @@ HWY_INLINE V ExpRr2P6(D d, V x) {
   const V s1 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n1, bias)));
   const V s2 = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(n2, bias)));
   V f = hn::Mul(hn::MulAdd(hn::Mul(s1, r), p, s1), s2);
-  f = hn::IfThenElse(hn::Gt(x, hn::Set(d, C::kOverflowArg)), hn::Set(d, internal::kInfinity), f);
-  f = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, C::kUnderflowArg)), f);
-  // A NaN lane's arithmetic may lose its payload; give back the input, quieted.
+  if constexpr (!kToNearest) {
+    f = hn::IfThenElse(hn::Gt(x, hn::Set(d, C::kOverflowArg)), hn::Set(d, internal::kInfinity), f);
+    f = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, C::kUnderflowArg)), f);
+  }
+  // Min/Max may drop a NaN (x86 returns the second operand), and a NaN lane's arithmetic may lose its payload;
+  // give back the input, quieted.
   return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), f);
 }
 

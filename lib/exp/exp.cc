@@ -13,6 +13,12 @@
 
 #if HWY_ONCE
 namespace edgeattn {
+#if defined(__GNUC__)
+namespace internal {
+bool RoundsToNearestOutOfLine() noexcept { return RoundsToNearest(); }
+}  // namespace internal
+#endif
+
 namespace {
 
 Status CheckExp(const float* in, const float* out, size_t n) {

@@ -50,9 +50,13 @@ struct ExpConstants {
   static constexpr float kC4 = 0.041668057441711426f;
   static constexpr float kC5 = 0.008374965749680996f;
   static constexpr float kC6 = 0.0013842704938724637f;
-  // General exp: +inf above kOverflowArg (the largest float whose e^x rounds to a finite float to nearest),
-  // +0 below kUnderflowArg (e^x < 2^-150 there: +0 to nearest), both by comparison so that no rounding mode
-  // changes them; in between n stays in [-150, 128], and both halves of n give normal scale factors.
+  // General exp, rounding to nearest: clamps its input here (the result is already +0 / +inf, and n stays in
+  // [-216, 144] so that both halves of n give normal scale factors).
+  static constexpr float kClampLow = -150.0f;
+  static constexpr float kClampHigh = 100.0f;
+  // Under a directed mode an overflowing or underflowing product gives FLT_MAX or a subnormal instead, so the
+  // special values come from comparisons: +inf above kOverflowArg (the largest float whose e^x rounds to a
+  // finite float to nearest), +0 below kUnderflowArg (e^x < 2^-150 there: +0 to nearest).
   static constexpr float kOverflowArg = 88.72283172607421875f;  // 0x42B17217
   static constexpr float kUnderflowArg = -104.0f;
   // Under a directed rounding mode, n = floor or ceil(x log2 e): step it when |x - n ln2hi| exceeds this, ln2/2
@@ -106,8 +110,13 @@ inline float ExpPolynomialEstrin(float r) {
 inline float ExpRr2P6(float x, bool to_nearest) {
   using C = ExpConstants;
   if (x != x) return x + x;  // quiets a signalling NaN
-  if (x > C::kOverflowArg) return kInfinity;
-  if (x < C::kUnderflowArg) return 0.0f;
+  if (to_nearest) {
+    if (x < C::kClampLow) x = C::kClampLow;
+    if (x > C::kClampHigh) x = C::kClampHigh;
+  } else {
+    if (x > C::kOverflowArg) return kInfinity;
+    if (x < C::kUnderflowArg) return 0.0f;
+  }
   float t = x * C::kLog2e + C::kRoundMagic;
   if (!to_nearest) t = StepToNearest(x, t, C::kRoundMagic);
   const float n_float = t - C::kRoundMagic;
@@ -115,7 +124,7 @@ inline float ExpRr2P6(float x, bool to_nearest) {
   float r = x - n_float * C::kLn2Hi;
   r = r - n_float * C::kLn2Lo;
   const float p = ExpPolynomial(r);
-  // 2^n = 2^n1 * 2^n2 with n1 = floor(n/2) (arithmetic shift), both normal for n in [-151, 129].
+  // 2^n = 2^n1 * 2^n2 with n1 = floor(n/2) (arithmetic shift), both normal for n in [-216, 144].
   const int32_t n1 = n >> 1;
   const int32_t n2 = n - n1;
   const float s1 = BitCastScalar<float>(static_cast<uint32_t>(n1 + 127) << 23);
@@ -140,7 +149,9 @@ inline float ExpRr2P6Shifted(float d, float d_lo, bool to_nearest) {
   return ((s * r) * p + s) * C::kTwoToMinus64;
 }
 
-inline float ExpRr2P6Shifted(float d, float d_lo) { return ExpRr2P6Shifted(d, d_lo, RoundsToNearest()); }
+// For callers in loops they do not own (attention): the mode check is hoisted (RoundsToNearestInvariant), and
+// the loop keeps one predicted branch.
+inline float ExpRr2P6Shifted(float d, float d_lo) { return ExpRr2P6Shifted(d, d_lo, RoundsToNearestInvariant()); }
 
 }  // namespace internal
 }  // namespace edgeattn
