@@ -44,6 +44,15 @@ inline bool RoundsToNearest() {
   return (up & down & 1u) != 0;
 }
 
+// Whether double arithmetic follows the FPU's rounding mode. Not on 32-bit Arm without a double-precision FPU
+// (Cortex-M4, single-precision M7 and M55 builds): libgcc's software doubles always round to nearest, so their
+// directed-mode variants would be dead code in the firmware.
+#if defined(__arm__) && !(defined(__ARM_FP) && (__ARM_FP & 8))
+inline bool DoublesRoundToNearest() { return true; }
+#else
+inline bool DoublesRoundToNearest() { return RoundsToNearest(); }
+#endif
+
 // The same answer from an out-of-line function declared const (its result depends on nothing the compiler can
 // see change): for callers inside loops they do not own (attention's scalar exp calls), the compiler hoists the
 // call out of the loop, leaving one predicted branch. Defined in lib/exp/exp.cc.

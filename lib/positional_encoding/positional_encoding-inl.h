@@ -82,7 +82,7 @@ HWY_INLINE void AddPositionalEncodingRowsIn(float* x, size_t seq_len, size_t d_m
 }
 
 inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, size_t first_position) {
-  if (internal::RoundsToNearest()) return AddPositionalEncodingRowsIn<true>(x, seq_len, d_model, first_position);
+  if (internal::DoublesRoundToNearest()) return AddPositionalEncodingRowsIn<true>(x, seq_len, d_model, first_position);
   AddPositionalEncodingRowsIn<false>(x, seq_len, d_model, first_position);
 }
 

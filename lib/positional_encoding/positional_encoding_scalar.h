@@ -127,7 +127,7 @@ inline void AddPositionalEncodingScalarIn(float* x, size_t seq_len, size_t d_mod
 }
 
 inline void AddPositionalEncodingScalar(float* x, size_t seq_len, size_t d_model, size_t first_position) {
-  if (RoundsToNearest()) return AddPositionalEncodingScalarIn<true>(x, seq_len, d_model, first_position);
+  if (DoublesRoundToNearest()) return AddPositionalEncodingScalarIn<true>(x, seq_len, d_model, first_position);
   AddPositionalEncodingScalarIn<false>(x, seq_len, d_model, first_position);
 }
 
