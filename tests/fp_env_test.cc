@@ -403,16 +403,16 @@ TEST_P(FpEnvTest, AttentionSpecialRowsAreExactInEveryEnvironment) {
 }
 
 // attention.h: under a directed rounding mode, the small, decode and tiled paths of the SIMD targets compute
-// their weights' e^x with n rounded in the caller's mode (eta = 2^-16); the scalar path does not.
+// their weights' e^x with n rounded in the caller's mode (eta = 2^-14: e^x within 270 ULP); the scalar path does not.
 bool AttentionExpRoundsToNearest(Path path) { return path == kScalarPath; }
 
 TEST_P(FpEnvTest, AttentionErrorBoundHoldsInEveryEnvironment) {
   Rng rng;
   for (const FpEnv& env : Environments()) {
     // attention.h: the bound with u = 2^-23 and eta = 2^-20 under a directed mode, twice the default one, plus
-    // (2^-16 - 2^-20) sum_j p_j |v_jc| where the weights' exp rounds n in the caller's mode.
+    // (2^-14 - 2^-20) sum_j p_j |v_jc| where the weights' exp rounds n in the caller's mode.
     const double factor = env.Directed() ? 2.0 : 1.0;
-    const double eta_extra = env.Directed() && !AttentionExpRoundsToNearest(GetParam()) ? 0x1p-16 - 0x1p-20 : 0.0;
+    const double eta_extra = env.Directed() && !AttentionExpRoundsToNearest(GetParam()) ? 0x1p-14 - 0x1p-20 : 0.0;
     double worst = 0;  // error / bound
     for (const Shape& s : kShapes) {
       AttentionCase c(s);

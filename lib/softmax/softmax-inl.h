@@ -115,7 +115,7 @@ HWY_INLINE V ExpMinusMaxIn(D d, V x, V neg_m) {
 
 // The same for callers (attention's loops) that do not read the rounding mode themselves: exactly
 // ExpMinusMaxIn<true>, the default environment's operations at their cost. Under a directed mode n may then be
-// the floor or ceiling and the result up to about 250 ULP off (special values stay exact: e^0 = 1, -inf and
+// the floor or ceiling and the result up to 270 ULP off (special values stay exact: e^0 = 1, -inf and
 // d < kShiftedMinArg give +0, NaN gives NaN). Every variant that makes this mode-proof inside a loop it does
 // not own costs that loop in the default environment (measured: a branch between two inlined variants +6
 // instructions per two vectors on AVX2 and +38 on NEON, where the constants no longer stay in registers; a
