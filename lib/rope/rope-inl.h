@@ -66,10 +66,13 @@ inline void RopeRows(const internal::RopeProblem& p, float* x, size_t seq_len, s
   HWY_ALIGN double sin_buf[hn::MaxLanes(decltype(d)())];
   HWY_ALIGN double cos_buf[hn::MaxLanes(decltype(d)())];
   static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
+  // Under a directed rounding mode the scalar loop's range reductions step to the nearest integer; this loop's
+  // magic-constant rounding would not.
+  if (!internal::DoublesRoundToNearest()) return internal::RopeScalar(p, x, seq_len, first_position);
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
     for (size_t l = 0; l < N; ++l) {
-      lane_buf[l] = l < count ? internal::RopeFrequency(i0 + l, p.rotary_dim, p.log_base) : 0.0;
+      lane_buf[l] = l < count ? internal::RopeFrequency(i0 + l, p.rotary_dim, p.log_base, true) : 0.0;
     }
     const auto w = hn::Load(d, lane_buf);
     for (size_t t = 0; t < seq_len; ++t) {
