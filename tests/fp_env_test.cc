@@ -462,7 +462,9 @@ TEST(FpEnvMachinery, EnvironmentsTakeEffect) {
   if (!kHasFpControl) GTEST_SKIP() << "no FP control register on this platform";
   volatile float one = 1.0f, third = 1.0f / 3.0f;
   for (const FpEnv& env : Environments()) {
-    float up = 0, down = 0;
+    // volatile stores: clang 14 does not honour -frounding-math and would otherwise sink the two additions past
+    // RunIn's restore of the control register (the memory clobber there orders only memory accesses).
+    volatile float up = 0, down = 0;
     RunIn(env, "nothing", [&] {
       up = one + third * 0x1p-23f;     // 1 + 1/3 ulp
       down = -one - third * 0x1p-23f;  // -1 - 1/3 ulp
