@@ -24,6 +24,12 @@ static_assert(static_cast<int>(edgeattn::MaskKind::kNone) == EDGEATTN_MASK_NONE 
                   static_cast<int>(edgeattn::MaskKind::kCausal) == EDGEATTN_MASK_CAUSAL,
               "mask kinds must match");
 
+static_assert(static_cast<int>(edgeattn::Activation::kGeluErf) == EDGEATTN_ACT_GELU_ERF &&
+                  static_cast<int>(edgeattn::Activation::kGeluTanh) == EDGEATTN_ACT_GELU_TANH &&
+                  static_cast<int>(edgeattn::Activation::kSilu) == EDGEATTN_ACT_SILU &&
+                  static_cast<int>(edgeattn::Activation::kRelu) == EDGEATTN_ACT_RELU,
+              "activation values must match");
+
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
 // A C caller may store any int in a C enum; in C++ reading an out-of-range value as the enum type is undefined
@@ -94,6 +100,19 @@ edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features,
 
 edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   return ToC(edgeattn::AddPositionalEncoding(x, seq_len, d_model, first_position));
+}
+
+edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {
+  return ToC(edgeattn::ActivationApply(x, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_gated_activation(const float* gate, const float* up, float* y, size_t n,
+                                          edgeattn_activation act) {
+  return ToC(edgeattn::GatedActivation(gate, up, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_add(const float* a, const float* b, float* y, size_t n) {
+  return ToC(edgeattn::Add(a, b, y, n));
 }
 
 }  // extern "C"
