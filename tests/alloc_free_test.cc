@@ -12,6 +12,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
+#include "tests/activation_reference.h"
 #include "tests/test_util.h"
 
 #if defined(__has_feature)
@@ -181,6 +182,14 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
     (void)p.attention_workspace_size(d);
     (void)p.linear(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.add_positional_encoding(x.data(), 9, 16, 100);
+    const ActivationApi& act = ActivationApiFor(GetParam());
+    for (edgeattn::Activation kind : kAllActivations) {
+      (void)act.apply(a.data(), out.data(), 257, kind);
+      (void)act.apply(a.data(), out.data(), 5, kind);
+      (void)act.gated(a.data(), b.data(), out.data(), 17, kind);
+    }
+    (void)act.add(a.data(), b.data(), out.data(), 257);
+    (void)act.apply(a.data(), out.data(), 5, static_cast<edgeattn::Activation>(9));
     // Error paths.
     (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
     (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
@@ -198,6 +207,9 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       (void)edgeattn_dot(a.data(), b.data(), 257, &result);
       (void)edgeattn_linear(x.data(), 9, 16, weight.data(), nullptr, 24, y.data());
       (void)edgeattn_add_positional_encoding(x.data(), 9, 16, 0);
+      (void)edgeattn_activation_apply(a.data(), out.data(), 257, EDGEATTN_ACT_GELU_ERF);
+      (void)edgeattn_gated_activation(a.data(), b.data(), out.data(), 257, EDGEATTN_ACT_SILU);
+      (void)edgeattn_add(a.data(), b.data(), out.data(), 257);
       (void)edgeattn_simd_target();
       (void)edgeattn_version();
       (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);

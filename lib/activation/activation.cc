@@ -61,18 +61,19 @@ Status CheckAdd(const float* a, const float* b, const float* y, size_t n) {
   return CheckOverlap(a, b, y, n);
 }
 
-float ActivationScalar(float x, Activation act) {
+// act is valid (checked first). The choice is made once per call, so each loop has its function inlined.
+template <typename Loop>
+void WithScalarActivation(Activation act, Loop loop) {
   switch (act) {
     case Activation::kGeluErf:
-      return internal::GeluErfScalar(x);
+      return loop([](float x) { return internal::GeluErfScalar(x); });
     case Activation::kGeluTanh:
-      return internal::GeluTanhScalar(x);
+      return loop([](float x) { return internal::GeluTanhScalar(x); });
     case Activation::kSilu:
-      return internal::SiluScalar(x);
+      return loop([](float x) { return internal::SiluScalar(x); });
     case Activation::kRelu:
-      return internal::ReluScalar(x);
+      return loop([](float x) { return internal::ReluScalar(x); });
   }
-  return x;  // not reached: act is checked first
 }
 
 }  // namespace
@@ -101,18 +102,21 @@ Status Add(const float* a, const float* b, float* y, size_t n) noexcept {
 
 namespace scalar {
 
-// The switch sits inside the loop here: the scalar path is the readable reference, not the fast one.
 Status ActivationApply(const float* x, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(x, nullptr, false, y, n, act);
   if (status != Status::kOk) return status;
-  for (size_t i = 0; i < n; ++i) y[i] = ActivationScalar(x[i], act);
+  WithScalarActivation(act, [&](auto f) {
+    for (size_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  });
   return Status::kOk;
 }
 
 Status GatedActivation(const float* gate, const float* up, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(gate, up, true, y, n, act);
   if (status != Status::kOk) return status;
-  for (size_t i = 0; i < n; ++i) y[i] = ActivationScalar(gate[i], act) * up[i];
+  WithScalarActivation(act, [&](auto f) {
+    for (size_t i = 0; i < n; ++i) y[i] = f(gate[i]) * up[i];
+  });
   return Status::kOk;
 }
 
