@@ -36,7 +36,8 @@ enum class Activation : int {
 //   - Results below FLT_MIN in magnitude may flush to +0 or -0 (they are 0, the subnormal product, or a value of
 //     magnitude <= FLT_MIN with the sign of x). GELU and SiLU of x <= -15 (erf), -11 (tanh), -120 (SiLU) are -0.
 //   - GELU and SiLU: +inf for +inf, -0 for -inf (the limits; PyTorch 1.13 gives NaN there), NaN for NaN, -0 for -0.
-//   - ReLU: x for x > 0 (also +inf), +0 for every x <= 0 including -0 and -inf, NaN for NaN. Exact.
+//   - ReLU: x for x > 0 (also +inf), +0 for every x <= 0 including -0 and -inf, NaN for NaN. Exact, except that
+//     on SIMD units that flush subnormals (ARMv7 NEON) a subnormal x > 0 compares as 0 and gives +0.
 // Errors, in this order: kNullPointer, kInvalidShape (n * sizeof(float) overflows size_t), kInvalidArgument
 // (unknown act), kOverlap.
 [[nodiscard]] Status ActivationApply(const float* x, float* y, size_t n, Activation act) noexcept;
