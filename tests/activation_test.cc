@@ -152,13 +152,18 @@ TEST_P(ActivationTest, AddIsCorrectlyRoundedAndMayAlias) {
     for (size_t m = 0; m < 4; ++m) {
       GuardedBuffer a(n, m), b(n, (m + 3) % 4), y(n, (m + 1) % 4);
       for (size_t i = 0; i < n; ++i) {
-        a[i] = rng.Normal(1.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
-        b[i] = rng.Bernoulli(0.05) ? -a[i] : rng.Normal(1.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
+        // |a|, |b| in [2^-10, 2^10): exponents differ by less than 29.
+        const auto random_value = [&rng] {
+          const float sign = rng.Bernoulli(0.5) ? -1.0f : 1.0f;
+          return sign * rng.Uniform(1.0f, 2.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
+        };
+        a[i] = random_value();
+        b[i] = rng.Bernoulli(0.05) ? -a[i] : random_value();
       }
       ASSERT_EQ(act_api().add(a.data(), b.data(), y.data(), n), Status::kOk);
       for (size_t i = 0; i < n; ++i) {
-        // Exponents differ by at most 20 + a few (< 29), so the double sum is exact and its rounding to float is the
-        // correctly rounded float sum.
+        // The double sum is exact (24-bit significands, exponents less than 29 apart), so its rounding to float is
+        // the correctly rounded float sum.
         const double exact = static_cast<double>(a[i]) + static_cast<double>(b[i]);
         ASSERT_EQ(exact - static_cast<double>(a[i]), static_cast<double>(b[i]));
         EXPECT_EQ(Bits(y[i]), Bits(static_cast<float>(exact))) << a[i] << " + " << b[i];
