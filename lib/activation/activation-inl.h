@@ -41,9 +41,9 @@ HWY_INLINE V TwoProductError(D d, V a, V b, V p) {
 #endif
 }
 
-// See ExpScaledBy64 in activation_scalar.h: e^(w + w_lo) 2^64 for w in [-131, 0].
+// See ExpScaledBy64 in activation_scalar.h: factor * e^(w + w_lo) 2^64 for w in [-131, 0].
 template <class D, class V = hn::VFromD<D>>
-HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo) {
+HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo, V factor) {
   using C = internal::ExpConstants;
   const hn::RebindToSigned<D> di;
   const V magic = hn::Set(d, C::kRoundMagicBiased);
@@ -52,7 +52,7 @@ HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo) {
   const V r = hn::Add(hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), w),
                       hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), w_lo));
   const V p = ExpPolynomial(d, r);
-  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64)
+  const V s = hn::Mul(factor, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t))));  // factor * 2^(n+64)
   return hn::MulAdd(hn::Mul(s, r), p, s);
 }
 
@@ -73,7 +73,7 @@ HWY_INLINE V Silu(D d, V x) {
   using C = internal::ActivationConstants;
   // A NaN lane may become the clamp here (x86's min returns its second operand); x itself carries it to y.
   const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kSiluClamp));
-  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(a), hn::Zero(d)));
+  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(a), hn::Zero(d), hn::Set(d, 1.0f)));
 }
 
 template <class D, class V = hn::VFromD<D>>
@@ -95,7 +95,7 @@ HWY_INLINE V GeluTanh(D d, V x) {
   const V t_lo = hn::Add(t_sum_error, corrections);
   const V z = hn::Mul(a, t);
   const V z_lo = hn::MulAdd(a, t_lo, TwoProductError(d, a, t, z));
-  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(z), hn::Neg(z_lo)));
+  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(z), hn::Neg(z_lo), hn::Set(d, 1.0f)));
 }
 
 // See GeluErfMillsRatio in activation_scalar.h.
@@ -123,7 +123,8 @@ HWY_INLINE V GeluErf(D d, V x) {
   const V a2 = hn::Mul(a, a);
   const V a2_lo = TwoProductError(d, a, a, a2);
   const V minus_half = hn::Set(d, -0.5f);
-  const V big_phi = hn::Mul(GeluErfMillsRatio(d, a), ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo)));
+  const V big_phi =
+      ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
   const V one = hn::Set(d, 1.0f);
   const V two_to_minus_64 = hn::Set(d, C::kTwoToMinus64);
   const auto negative = hn::Lt(x, hn::Zero(d));

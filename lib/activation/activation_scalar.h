@@ -79,16 +79,18 @@ inline FloatPair TwoProduct(float a, float b) {
   return FloatPair{p, error};
 }
 
-// e^(w + w_lo) * 2^64 for w in [-131, 0] and |w_lo| <= ulp(w): exp_scalar.h's reduction with the biased rounding
-// constant, so 2^(n+64) comes straight from t's bits and is normal for every such w.
-inline float ExpScaledBy64(float w, float w_lo) {
+// factor * e^(w + w_lo) * 2^64 for w in [-131, 0], |w_lo| <= ulp(w) and factor in [2^-20, 1]: exp_scalar.h's
+// reduction with the biased rounding constant, so 2^(n+64) comes straight from t's bits and is normal for every
+// such w. The factor scales 2^(n+64) exactly (a normal float times a power of two), so applying it costs no
+// rounding: GELU's Q(a) e^(-a^2/2) rounds once less than Q(a) * e^(-a^2/2).
+inline float ExpScaledBy64(float w, float w_lo, float factor) {
   using C = ExpConstants;
   const float t = w * C::kLog2e + C::kRoundMagicBiased;
   const float n_float = t - C::kRoundMagicBiased;
   // w - n ln2hi is exact (Sterbenz); the small corrections are added beside it.
   const float r = (w - n_float * C::kLn2Hi) + (w_lo - n_float * C::kLn2Lo);
   const float p = ExpPolynomial(r);
-  const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);  // 2^(n+64)
+  const float s = factor * BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);  // factor * 2^(n+64)
   return (s * r) * p + s;
 }
 
@@ -106,7 +108,7 @@ inline float SiluScalar(float x) {
   if (x != x) return x + x;  // quiets a signalling NaN
   const float abs_x = x < 0.0f ? -x : x;
   const float a = abs_x < C::kSiluClamp ? abs_x : C::kSiluClamp;
-  return TimesSigmoid(x, a, ExpScaledBy64(-a, 0.0f));
+  return TimesSigmoid(x, a, ExpScaledBy64(-a, 0.0f, 1.0f));
 }
 
 // z = kC1 a + kC3 a^3 for a >= 0 as hi + lo, relative error about 2^-44.
@@ -128,7 +130,7 @@ inline float GeluTanhScalar(float x) {
   const float a = abs_x < C::kGeluTanhClamp ? abs_x : C::kGeluTanhClamp;
   const FloatPair z = GeluTanhArgument(a);
   // x >= 0 keeps x itself (up to +inf) in the numerator; the clamped a only sets the exponent.
-  return TimesSigmoid(x, a, ExpScaledBy64(-z.hi, -z.lo));
+  return TimesSigmoid(x, a, ExpScaledBy64(-z.hi, -z.lo, 1.0f));
 }
 
 // Q(y) = Phi(-y) e^(y^2/2) for y in [0, 15] (ActivationConstants): 1 / (kSqrt2Pi y + P/R) = R / (kSqrt2Pi y R + P),
@@ -155,8 +157,8 @@ inline float GeluErfScalar(float x) {
   const float abs_x = x < 0.0f ? -x : x;
   const float a = abs_x < C::kGeluErfClamp ? abs_x : C::kGeluErfClamp;
   const FloatPair a2 = TwoProduct(a, a);
-  // Phi(-a) 2^64 = Q(a) e^(-a^2/2) 2^64; halving the exact pair a^2 = hi + lo is exact.
-  const float big_phi = GeluErfMillsRatio(a) * ExpScaledBy64(-0.5f * a2.hi, -0.5f * a2.lo);
+  // Phi(-a) 2^64 = Q(a) e^(-a^2/2) 2^64; halving the exact pair a^2 = hi + lo is exact. Q(a) is in [0.026, 0.5].
+  const float big_phi = ExpScaledBy64(-0.5f * a2.hi, -0.5f * a2.lo, GeluErfMillsRatio(a));
   if (x < 0.0f) return (-a * big_phi) * C::kTwoToMinus64;
   return x * (1.0f - big_phi * C::kTwoToMinus64);
 }
