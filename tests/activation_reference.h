@@ -58,9 +58,9 @@ inline double MaxUlp(Activation act) {
     case Activation::kGeluErf:
       return 6.0;
     case Activation::kGeluTanh:
-      return 4.0;
+      return 5.0;
     case Activation::kSilu:
-      return 4.0;
+      return 5.0;
     case Activation::kRelu:
       return 0.0;
   }
