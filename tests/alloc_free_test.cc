@@ -12,6 +12,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
+#include "tests/activation_reference.h"
 #include "tests/test_util.h"
 
 #if defined(__has_feature)
@@ -192,6 +193,14 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
     (void)p.linear_transposed(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.rope(rope, q.data(), 9, 1000);
     (void)p.rope_with_table(rope, table, q.data(), 9, 3);
+    const ActivationApi& act = ActivationApiFor(GetParam());
+    for (edgeattn::Activation kind : kAllActivations) {
+      (void)act.apply(a.data(), out.data(), 257, kind);
+      (void)act.apply(a.data(), out.data(), 5, kind);
+      (void)act.gated(a.data(), b.data(), out.data(), 17, kind);
+    }
+    (void)act.add(a.data(), b.data(), out.data(), 257);
+    (void)act.apply(a.data(), out.data(), 5, static_cast<edgeattn::Activation>(9));
     // Error paths.
     (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
     (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
@@ -218,6 +227,9 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       const edgeattn_rope_table ctable = {out.data(), 8, 0, 37};
       (void)edgeattn_rope_table_fill(8, 0.0f, 0, 37, out.data());
       (void)edgeattn_rope_with_table(&crope, &ctable, q.data(), 9, 0);
+      (void)edgeattn_activation_apply(a.data(), out.data(), 257, EDGEATTN_ACT_GELU_ERF);
+      (void)edgeattn_gated_activation(a.data(), b.data(), out.data(), 257, EDGEATTN_ACT_SILU);
+      (void)edgeattn_add(a.data(), b.data(), out.data(), 257);
       (void)edgeattn_simd_target();
       (void)edgeattn_version();
       (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);

@@ -171,6 +171,29 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,
                                            const float* weight /* [out][in] */, const float* bias /* NULL or [out] */,
                                            size_t out_features, float* y /* [rows][out] */);
+/* ---- Elementwise activations (activation.h has the full contracts). For these three functions n = 0 is valid
+   and the arrays may then be NULL (an unknown act is still EDGEATTN_ERROR_INVALID_ARGUMENT); n * sizeof(float)
+   overflowing size_t is EDGEATTN_ERROR_INVALID_SHAPE. */
+typedef enum edgeattn_activation {
+  EDGEATTN_ACT_GELU_ERF = 0,  /* x * Phi(x), PyTorch's nn.GELU() (BERT, Whisper) */
+  EDGEATTN_ACT_GELU_TANH = 1, /* PyTorch's nn.GELU(approximate="tanh") (GPT-2) */
+  EDGEATTN_ACT_SILU = 2,      /* x * sigmoid(x) */
+  EDGEATTN_ACT_RELU = 3
+} edgeattn_activation;
+
+/* y[i] = act(x[i]). Max error where the result is a normal float: GELU erf 6 ULP, GELU tanh 5 ULP, SiLU 5 ULP
+   (measured over all 2^32 inputs on x86-64: 4.91, 3.50, 3.46; ARMv7 NEON, sampled: 5.07, 3.41, 3.94); results below FLT_MIN may flush to +0 or -0; +inf gives
+   +inf, -inf gives -0, NaN gives NaN. ReLU is exact: +0 for x <= 0 (also -0), NaN stays NaN. */
+edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act); /* y == x allowed */
+
+/* y = act(gate) * up: SwiGLU with SILU, GeGLU with GELU_*; within act's bound times |up| plus one rounding.
+   y may alias gate or up. */
+edgeattn_status edgeattn_gated_activation(const float* gate, const float* up, float* y, size_t n,
+                                          edgeattn_activation act);
+
+/* y = a + b (residual connections), correctly rounded; subnormals read as 0 on SIMD units that flush them
+   (ARMv7 NEON). y may alias a or b. */
+edgeattn_status edgeattn_add(const float* a, const float* b, float* y, size_t n);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,6 +2,7 @@
 #ifndef EDGEATTN_EDGEATTN_HPP_
 #define EDGEATTN_EDGEATTN_HPP_
 
+#include "edgeattn/activation.h"
 #include "edgeattn/attention.h"
 #include "edgeattn/dot.h"
 #include "edgeattn/exp.h"

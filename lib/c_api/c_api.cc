@@ -27,6 +27,12 @@ static_assert(static_cast<int>(edgeattn::RopeLayout::kInterleaved) == EDGEATTN_R
                   static_cast<int>(edgeattn::RopeLayout::kHalf) == EDGEATTN_ROPE_HALF,
               "RoPE layouts must match");
 
+static_assert(static_cast<int>(edgeattn::Activation::kGeluErf) == EDGEATTN_ACT_GELU_ERF &&
+                  static_cast<int>(edgeattn::Activation::kGeluTanh) == EDGEATTN_ACT_GELU_TANH &&
+                  static_cast<int>(edgeattn::Activation::kSilu) == EDGEATTN_ACT_SILU &&
+                  static_cast<int>(edgeattn::Activation::kRelu) == EDGEATTN_ACT_RELU,
+              "activation values must match");
+
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
 // A C caller may store any int in a C enum; in C++ reading an out-of-range value as the enum type is undefined
@@ -138,6 +144,17 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
                                            const float* bias, size_t out_features, float* y) {
   return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
+edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {
+  return ToC(edgeattn::ActivationApply(x, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_gated_activation(const float* gate, const float* up, float* y, size_t n,
+                                          edgeattn_activation act) {
+  return ToC(edgeattn::GatedActivation(gate, up, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_add(const float* a, const float* b, float* y, size_t n) {
+  return ToC(edgeattn::Add(a, b, y, n));
 }
 
 }  // extern "C"

@@ -440,6 +440,37 @@ static void check_attention_errors(void) {
   CHECK(all_equal(q, 16, 0.0f) && all_equal(k, 16, 0.0f) && all_equal(v, 16, 0.0f));
 }
 
+static void check_activation(void) {
+  float x[5], y[5], up[5];
+  size_t i;
+  x[0] = -inf_f();
+  x[1] = inf_f();
+  x[2] = nan_f();
+  x[3] = 1.0f;
+  x[4] = -2.0f;
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_ERF), EDGEATTN_OK);
+  CHECK(y[0] == 0.0f && isinf(y[1]) && y[1] > 0 && isnan(y[2]));
+  CHECK_NEAR(y[3], 0.8413447460685429, 1e-6);  /* 1 * Phi(1) */
+  CHECK_NEAR(y[4], -0.04550026389635842, 1e-7); /* -2 * Phi(-2) */
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_TANH), EDGEATTN_OK);
+  CHECK_NEAR(y[3], 0.8411919906082768, 1e-6);
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_RELU), EDGEATTN_OK);
+  CHECK(y[0] == 0.0f && isnan(y[2]) && y[3] == 1.0f && y[4] == 0.0f);
+  for (i = 0; i < 5; ++i) up[i] = 2.0f;
+  CHECK_STATUS(edgeattn_gated_activation(x + 3, up, y, 2, EDGEATTN_ACT_SILU), EDGEATTN_OK);
+  CHECK_NEAR(y[0], 2.0 * 0.7310585786300049, 2e-6); /* 2 * silu(1) */
+  CHECK_NEAR(y[1], 2.0 * -0.23840584404423515, 1e-6);
+  CHECK_STATUS(edgeattn_activation_apply(x, x, 5, EDGEATTN_ACT_SILU), EDGEATTN_OK); /* in place */
+  CHECK_STATUS(edgeattn_add(up, up, y, 5), EDGEATTN_OK);
+  CHECK(all_equal(y, 5, 4.0f));
+  CHECK_STATUS(edgeattn_activation_apply(NULL, NULL, 0, EDGEATTN_ACT_RELU), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_activation_apply(NULL, y, 1, EDGEATTN_ACT_RELU), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_activation_apply(up, y, 5, (edgeattn_activation)7), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_gated_activation(up, up + 1, up, 4, EDGEATTN_ACT_SILU), EDGEATTN_ERROR_OVERLAP);
+  CHECK_STATUS(edgeattn_add(up, y, up + 1, 4), EDGEATTN_ERROR_OVERLAP);
+  CHECK(all_equal(y, 5, 4.0f) && all_equal(up, 5, 2.0f));
+}
+
 int main(void) {
   check_library();
   check_exp();
@@ -454,6 +485,7 @@ int main(void) {
   check_attention_seeds();
   check_attention_masks_and_heads();
   check_attention_errors();
+  check_activation();
   printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
 }
