@@ -171,6 +171,7 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,
                                            const float* weight /* [out][in] */, const float* bias /* NULL or [out] */,
                                            size_t out_features, float* y /* [rows][out] */);
+
 /* ---- Elementwise activations (activation.h has the full contracts). For these three functions n = 0 is valid
    and the arrays may then be NULL (an unknown act is still EDGEATTN_ERROR_INVALID_ARGUMENT); n * sizeof(float)
    overflowing size_t is EDGEATTN_ERROR_INVALID_SHAPE. */

@@ -144,6 +144,8 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
                                            const float* bias, size_t out_features, float* y) {
   return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
+}
+
 edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {
   return ToC(edgeattn::ActivationApply(x, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
 }
