@@ -14,7 +14,8 @@ const Api& ScalarApi() {
   static const Api api = {edgeattn::scalar::Dot,       edgeattn::scalar::Exp,
                           edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
-                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding};
+                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
+                          edgeattn::scalar::AttentionCachedWorkspaceSize, edgeattn::scalar::AttentionCached};
   return api;
 }
 
@@ -22,7 +23,8 @@ const Api& SimdApi() {
   static const Api api = {edgeattn::Dot,       edgeattn::Exp,
                           edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
                           edgeattn::Attention, edgeattn::AttentionWeights,
-                          edgeattn::Linear,    edgeattn::AddPositionalEncoding};
+                          edgeattn::Linear,    edgeattn::AddPositionalEncoding,
+                          edgeattn::AttentionCachedWorkspaceSize, edgeattn::AttentionCached};
   return api;
 }
 
