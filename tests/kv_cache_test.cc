@@ -565,7 +565,9 @@ TEST_P(KvCacheTest, RingAndLinearCachesAreBitIdentical) {
         ASSERT_EQ(RunCached(api(), d, q.data(), wide.cache, out_wide), Status::kOk);
         ASSERT_EQ(std::memcmp(out_ring.data(), out_wide.data(), out_ring.size() * 4), 0)
             << TypeName(type) << " window " << window;
-        // A linear cache of exactly the last positions: for one query (or MASK_NONE) they are what it sees.
+        // A linear cache of exactly the last positions: for one query (or MASK_NONE) they are what it sees. (Within
+        // a chunk, tiles start at the chunk's first visible position: a query of a causal chunk is compared with
+        // the same query alone.)
         const size_t seen = std::min(window, total);
         const KvCacheDesc lc = MakeCacheDesc(type, 2, 19, 9, seen, 0);
         TestCache linear(lc, 3);
@@ -574,10 +576,10 @@ TEST_P(KvCacheTest, RingAndLinearCachesAreBitIdentical) {
         AttentionDesc one = d;
         if (mask == MaskKind::kCausal) one.q_len = 1;
         const float* q_last = q.data() + (d.q_len - one.q_len) * 4 * 19;
+        std::vector<float> out_ring_one;
         ASSERT_EQ(RunCached(api(), one, q_last, linear.cache, out_linear), Status::kOk);
-        ASSERT_EQ(std::memcmp(out_linear.data(), out_ring.data() + (d.q_len - one.q_len) * 4 * 9,
-                              out_linear.size() * 4),
-                  0)
+        ASSERT_EQ(RunCached(api(), one, q_last, ring.cache, out_ring_one), Status::kOk);
+        ASSERT_EQ(std::memcmp(out_linear.data(), out_ring_one.data(), out_linear.size() * 4), 0)
             << TypeName(type) << " window " << window << " linear";
         CheckAgainstStoredValues(d, ring, q.data(), out_ring.data(), TypeName(type));
       }
@@ -585,8 +587,9 @@ TEST_P(KvCacheTest, RingAndLinearCachesAreBitIdentical) {
   }
 }
 
-// An F32 cache without window is Attention on the same K and V: the scalar path gives scalar::Attention's bits;
-// every path is within attention.h's bound of the double reference.
+// An F32 cache without window is Attention on the same K and V: the scalar path gives scalar::Attention's bits,
+// the SIMD path the decode path's bits where Attention takes it; every path is within attention.h's bound of the
+// double reference.
 TEST_P(KvCacheTest, F32CacheMatchesAttention) {
   Rng rng;
   for (size_t length : {1, 5, 31, 32, 33, 255, 256, 257, 600}) {
@@ -614,8 +617,55 @@ TEST_P(KvCacheTest, F32CacheMatchesAttention) {
                     Status::kOk);
           ASSERT_EQ(std::memcmp(direct.data(), cached.data(), cached.size() * 4), 0)
               << "length " << length << " q_len " << q_len;
+        } else if (q_len < edgeattn::kAttentionTiledMinQueries && length > 16) {
+          // Where Attention takes its decode path (no small path: more keys than any vector's lanes), the same
+          // per-tile steps on the same tiles: the same bits.
+          ASSERT_EQ(edgeattn::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+                    Status::kOk);
+          ASSERT_EQ(std::memcmp(direct.data(), cached.data(), cached.size() * 4), 0)
+              << "decode path: length " << length << " q_len " << q_len;
         }
         CheckAgainstStoredValues(d, tc, q.data(), cached.data(), "f32");
+      }
+    }
+  }
+}
+
+// A NaN or infinity stored in F32 or F16 reaches exactly the rows that see its position, as through Attention:
+// a NaN makes them NaN, an infinite score takes the row; a position outside a row's window never reaches it.
+TEST_P(KvCacheTest, NonFiniteValuesReachOnlyRowsThatSeeThem) {
+  Rng rng;
+  for (KvType type : {KvType::kF32, KvType::kF16}) {
+    for (size_t length : {9, 300}) {
+      const KvCacheDesc c = MakeCacheDesc(type, 1, 8, 8, 400, 4);
+      TestCache tc(c);
+      std::vector<float> k, v;
+      RandomRows(rng, c, length, k, v);
+      const size_t bad = length - 6;  // seen by queries at positions bad .. bad + 3
+      k[bad * 8 + 2] = kNaN;
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), length), Status::kOk);
+      const AttentionDesc d = CachedDesc(6, c, 1, MaskKind::kCausal);  // positions length-6 .. length-1
+      std::vector<float> q(6 * 8), out;
+      for (float& x : q) x = rng.Normal();
+      ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, out), Status::kOk);
+      for (size_t i = 0; i < 6; ++i) {
+        const bool sees = i < 4;
+        for (size_t col = 0; col < 8; ++col) {
+          ASSERT_EQ(std::isnan(out[i * 8 + col]), sees) << TypeName(type) << " row " << i << " length " << length;
+        }
+      }
+      // +inf in a key: the rows that see it get its value (one +inf score takes the whole row).
+      if (type == KvType::kF32) {
+        TestCache inf_cache(c);
+        k[bad * 8 + 2] = 0.0f;
+        for (size_t col = 0; col < 8; ++col) k[(bad + 1) * 8 + col] = q[5 * 8 + col] > 0 ? kInf : -kInf;
+        ASSERT_EQ(inf_cache.cache.Append(k.data(), v.data(), length), Status::kOk);
+        const AttentionDesc d1 = CachedDesc(1, c, 1, MaskKind::kCausal);
+        const size_t pos = bad + 2;  // query at bad + 2 sees bad - 1 .. bad + 2
+        TestCache prefix(c);
+        ASSERT_EQ(prefix.cache.Append(k.data(), v.data(), pos + 1), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d1, &q[5 * 8], prefix.cache, out), Status::kOk);
+        for (size_t col = 0; col < 8; ++col) EXPECT_EQ(out[col], v[(bad + 1) * 8 + col]) << col;
       }
     }
   }

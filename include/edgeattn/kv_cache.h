@@ -123,17 +123,23 @@ namespace internal {
 constexpr size_t kKvScalarTile = 32;    // keys per tile of the scalar path (attention_driver.h's kKeyBlock)
 constexpr size_t kKvDecodeTile = 256;   // keys per tile of the SIMD path (the decode path's kDecodeTile)
 constexpr size_t KvMin(size_t a, size_t b) { return a < b ? a : b; }
-constexpr size_t KvMax(size_t a, size_t b) { return a < b ? b : a; }
-// Floats of workspace: the scalar path holds a row's scores (at most window, or capacity, keys), a tile of K and
-// of V and one output row; the SIMD path a tile of K, of V and of weights, and the online softmax's running max
-// and sum per (query row, query head) of a kv head's group.
+// The larger of two counts, 0 (overflow) if either is 0.
+constexpr size_t KvMax(size_t a, size_t b) { return a == 0 || b == 0 ? 0 : a < b ? b : a; }
+constexpr size_t KvRound16(size_t x) { return x == 0 || x > SIZE_MAX - 15 ? 0 : (x + 15) / 16 * 16; }
+// Floats of the online softmax's running max and sum per (query row, query head) of a kv head's group (SIMD path),
+// rounded up to 64 bytes; the scalar path leaves them unused, so that one workspace size serves both.
+constexpr size_t KvStateFloats(size_t q_len, size_t group) { return KvRound16(KvMul(KvMul(q_len, group), 2)); }
+// Floats of workspace: the state above, then the larger of the scalar path's needs (a row's scores: at most
+// window, or capacity, keys; a tile of 32 keys of K and of V; one output row) and the SIMD path's (a tile of up to
+// 256 positions of K, of V and of weights: a call's positions are all held, so at most capacity).
 constexpr size_t KvWorkspaceFloats(size_t q_len, size_t group, size_t head_dim, size_t value_dim, size_t capacity,
                                    size_t window) {
-  return KvMax(KvAdd(KvAdd(window != 0 ? window : capacity,
-                           KvMul(KvMin(kKvScalarTile, window != 0 ? window : capacity), KvAdd(head_dim, value_dim))),
-                     value_dim),
-               KvAdd(KvMul(KvMin(kKvDecodeTile, window != 0 ? window : capacity), KvAdd(KvAdd(head_dim, value_dim), 1)),
-                     KvMul(KvMul(q_len, group), 2)));
+  return KvAdd(KvStateFloats(q_len, group),
+               KvMax(KvAdd(KvAdd(window != 0 ? window : capacity,
+                                 KvMul(KvMin(kKvScalarTile, window != 0 ? window : capacity),
+                                       KvAdd(head_dim, value_dim))),
+                           value_dim),
+                     KvMul(KvMin(kKvDecodeTile, capacity), KvAdd(KvAdd(head_dim, value_dim), 1))));
 }
 }  // namespace internal
 

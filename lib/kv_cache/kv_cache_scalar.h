@@ -41,35 +41,41 @@ inline void KvLoadTile(const KvAttentionProblem& p, size_t g, size_t which, size
   for (size_t j = 0; j < n; ++j) LoadHeadRow(p.layout, p.storage, (lo + j) % p.layout.capacity, g, which, dst + j * width);
 }
 
-inline void KvAttentionScalar(const KvAttentionProblem& p, const float* q, float* out, float* ws) {
+// Query row i, query head h: its scores in the workspace, the row's softmax, P V tile by tile.
+inline void KvAttentionRowScalar(const KvAttentionProblem& p, const float* q, float* out, size_t i, size_t h,
+                                 float* ws) {
   const KvLayout& l = p.layout;
   const size_t dk = l.head_dim, dv = l.value_dim;
-  float* scores = ws;  // a row's scores, then weights
-  float* k_tile = scores + (l.window != 0 ? l.window : l.capacity);
-  float* v_tile = k_tile + KvMin(kKvScalarTile, l.window != 0 ? l.window : l.capacity) * dk;
-  float* tile_sum = v_tile + KvMin(kKvScalarTile, l.window != 0 ? l.window : l.capacity) * dv;
+  const size_t vis_max = l.window != 0 ? l.window : l.capacity;
+  float* scores = ws;  // the row's scores, then weights
+  float* k_tile = scores + vis_max;
+  float* v_tile = k_tile + KvMin(kKvScalarTile, vis_max) * dk;
+  float* tile_sum = v_tile + KvMin(kKvScalarTile, vis_max) * dv;
+  size_t lo, hi;
+  KvVisible(p, i, &lo, &hi);
+  const size_t n = hi - lo;
+  const size_t g = h / p.group;
+  const float* q_row = q + (i * p.num_heads + h) * dk;
+  float* out_row = out + (i * p.num_heads + h) * dv;
+  for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
+    const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
+    KvLoadTile(p, g, 0, lo + j0, nb, k_tile);
+    ScalarAttentionKernels::Scores(q_row, k_tile, dk, dk, nb, p.scale, nullptr, scores + j0);
+  }
+  ScalarAttentionKernels::SoftmaxRow(scores, scores, n);
+  FillRow(out_row, dv, 0.0f);
+  for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
+    const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
+    KvLoadTile(p, g, 1, lo + j0, nb, v_tile);
+    ScalarAttentionKernels::WeightedSum(scores + j0, nb, v_tile, dv, nullptr, tile_sum, dv);
+    for (size_t c = 0; c < dv; ++c) out_row[c] += tile_sum[c];
+  }
+}
+
+inline void KvAttentionScalar(const KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  float* region = ws + KvStateFloats(p.q_len, p.group);  // the SIMD path's layout, for one workspace size
   for (size_t i = 0; i < p.q_len; ++i) {
-    size_t lo, hi;
-    KvVisible(p, i, &lo, &hi);
-    const size_t n = hi - lo;
-    for (size_t h = 0; h < p.num_heads; ++h) {
-      const size_t g = h / p.group;
-      const float* q_row = q + (i * p.num_heads + h) * dk;
-      float* out_row = out + (i * p.num_heads + h) * dv;
-      for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
-        const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
-        KvLoadTile(p, g, 0, lo + j0, nb, k_tile);
-        ScalarAttentionKernels::Scores(q_row, k_tile, dk, dk, nb, p.scale, nullptr, scores + j0);
-      }
-      ScalarAttentionKernels::SoftmaxRow(scores, scores, n);
-      FillRow(out_row, dv, 0.0f);
-      for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
-        const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
-        KvLoadTile(p, g, 1, lo + j0, nb, v_tile);
-        ScalarAttentionKernels::WeightedSum(scores + j0, nb, v_tile, dv, nullptr, tile_sum, dv);
-        for (size_t c = 0; c < dv; ++c) out_row[c] += tile_sum[c];
-      }
-    }
+    for (size_t h = 0; h < p.num_heads; ++h) KvAttentionRowScalar(p, q, out, i, h, region);
   }
 }
 
