@@ -181,10 +181,18 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // scale/2 per element; on N(0,1) data, 256 keys, d = 64, the relative L2 error of a row against attention on the
 // unrounded f32 inputs measures about 3e-4 for F16 and 7e-3 for Q8; tests/kv_cache_test.cc, StorageErrorEndToEnd,
 // asserts 1e-3 and 2e-2).
-// Results depend on which positions are visible, never on where a ring keeps them: a ring and a linear cache
-// that hold the same visible positions give bit-identical outputs. The scalar path gives, for an F32 cache
-// without window, the bits of scalar::Attention on the same K and V (the same row kernels: scores of each key,
-// the row's softmax, P V in blocks of 32 keys). A query that sees a NaN or +inf score follows softmax.h's rules.
+// Paths. The scalar path: per query row and head, the row kernels of scalar::Attention over the visible positions
+// (in tiles of 32 keys converted to f32 in the workspace), so an F32 cache without window gives scalar::Attention's
+// bits on the same K and V. The SIMD path: per KV head, the positions the call sees, in tiles of 256 logical
+// positions from the first of them, converted to f32 once per tile (F32 read in place where the tile does not wrap
+// and the storage is 4-byte aligned) and run through Attention's decode-path steps (scores, online softmax, P V)
+// for every query row and query head of the group: GQA reads each K/V head once per group. For fewer than
+// kAttentionTiledMinQueries queries on an F32 cache without window this gives the bits of Attention's decode path
+// (taken for more than one vector of keys); larger chunks stay within attention.h's bound.
+// Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
+// that hold the same visible positions give bit-identical outputs for the same queries. A query whose scores hold
+// a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a
+// query does not see never reaches its row.
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;
 
