@@ -61,7 +61,7 @@ HWY_INLINE void ConvertRow(D d, const internal::KvLayout& l, const unsigned char
   if (l.type == KvType::kF16 && reinterpret_cast<uintptr_t>(base) % 2 == 0) {
     const hn::Rebind<uint16_t, D> d16;
     const hn::RebindToUnsigned<D> du;
-    const uint16_t* src = reinterpret_cast<const uint16_t*>(base) + first;
+    const uint16_t* src = static_cast<const uint16_t*>(static_cast<const void*>(base)) + first;  // 2-aligned
     size_t c = 0;
     for (; c + N <= width; c += N) hn::StoreU(HalfToFloat(d, hn::PromoteTo(du, hn::LoadU(d16, src + c))), d, dst + c);
     for (; c < width; ++c) dst[c] = internal::HalfBitsToFloat(src[c]);
@@ -95,7 +95,8 @@ HWY_INLINE const float* TileRows(D d, const internal::KvAttentionProblem& p, siz
     const unsigned char* base = p.storage + (which == 0 ? l.k_offset : l.v_offset);
     if (reinterpret_cast<uintptr_t>(base) % sizeof(float) == 0) {
       *stride = which == 0 ? l.k_row : l.v_row;
-      return reinterpret_cast<const float*>(base) + slot0 * *stride + g * width;
+      // Aligned: checked above (a cast through void*: -Wcast-align cannot see the check).
+      return static_cast<const float*>(static_cast<const void*>(base)) + slot0 * *stride + g * width;
     }
   }
   for (size_t j = 0; j < n; ++j) ConvertRow(d, l, p.storage, (t0 + j) % l.capacity, g, which, dst + j * width);
