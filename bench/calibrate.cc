@@ -1,9 +1,14 @@
 // This core's limits, measured at the start of every run (the report divides by them): single-core FP32 FMA
-// peak and read bandwidth from L2 and from DRAM, each on the best SIMD target the CPU has.
+// peak and read bandwidth from L2, L3 and DRAM, each on the best SIMD target the CPU has.
 //
 // FMA peak: 16 independent chains of vector FMAs (enough to cover a 4-cycle latency on two FMA ports), counted
-// as 2 flops per lane. Read bandwidth: a sum over a buffer with 8 vector accumulators; 512 KiB stays in L2 (and
-// exceeds L1), 4 MiB exceeds L2 (the size of the largest hot decode caches) and stays in L3, 256 MiB exceeds L3.
+// as 2 flops per lane. Read bandwidth: a sum over a buffer with 8 vector accumulators. The buffers are sized from
+// this CPU's caches (Google Benchmark's CPUInfo, read from sysfs), so that each sits in the level it measures on
+// any core: L2 half of L2 (and more than L1D); L3 twice L2 and at least 4 MiB (the largest hot decode caches,
+// so the rate is the one those calls can get), but at most halfway between L2 and L3; DRAM 256 MiB and at least
+// twice the last level. Without cache sizes: 512 KiB, 4 MiB and 256 MiB. On the Zen and Xeon hosts of
+// docs/performance.md the rule gives 512 KiB or 1 MiB, 4 MiB and 256 MiB.
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -97,13 +102,56 @@ void ReadBandwidth(benchmark::State& state, size_t bytes) {
   SetCounters(state, 0, static_cast<double>(n * sizeof(float)), 0);
 }
 
+constexpr size_t kKiB = size_t{1} << 10, kMiB = size_t{1} << 20;
+
+// Bytes of this CPU's data (or unified) cache of a level, 0 when unknown.
+size_t CacheBytes(int level) {
+  size_t bytes = 0;
+  for (const auto& c : benchmark::CPUInfo::Get().caches) {
+    if (c.level == level && c.type != "Instruction" && c.size > 0) bytes = std::max(bytes, static_cast<size_t>(c.size));
+  }
+  return bytes;
+}
+
+// Whole 64 KiB blocks: ReadSum reads multiples of 8 vectors of the widest target.
+constexpr size_t Blocks(size_t bytes) { return std::max<size_t>(bytes / (64 * kKiB), 1) * (64 * kKiB); }
+
+struct CalibrationBuffers {
+  size_t l2, l3, dram;
+};
+
+// The buffer sizes of the rule at the top of this file, from the L1D, L2 and L3 sizes (0: unknown).
+constexpr CalibrationBuffers CalibrationBufferBytes(size_t l1, size_t l2, size_t l3) {
+  CalibrationBuffers b{512 * kKiB, 4 * kMiB, 256 * kMiB};
+  if (l2 != 0) b.l2 = Blocks(std::max(l2 / 2, 2 * l1));
+  if (l2 != 0) b.l3 = std::max(2 * l2, 4 * kMiB);
+  if (l2 != 0 && l3 > l2) b.l3 = std::min(b.l3, l2 + (l3 - l2) / 2);
+  b.l3 = Blocks(b.l3);
+  b.dram = Blocks(std::max(b.dram, 2 * std::max(l2, l3)));
+  return b;
+}
+
+// The rule on the cores of docs/performance.md and on two that the fixed sizes would mislead: each buffer lands
+// between the level below and the level it measures.
+constexpr bool Is(CalibrationBuffers b, size_t l2, size_t l3, size_t dram) {
+  return b.l2 == l2 && b.l3 == l3 && b.dram == dram;
+}
+static_assert(Is(CalibrationBufferBytes(0, 0, 0), 512 * kKiB, 4 * kMiB, 256 * kMiB), "no cache sizes");
+static_assert(Is(CalibrationBufferBytes(32 * kKiB, kMiB, 32 * kMiB), 512 * kKiB, 4 * kMiB, 256 * kMiB), "Zen 4/5");
+static_assert(Is(CalibrationBufferBytes(48 * kKiB, 2 * kMiB, 105 * kMiB), kMiB, 4 * kMiB, 256 * kMiB), "Xeon");
+static_assert(Is(CalibrationBufferBytes(64 * kKiB, 8 * kMiB, 16 * kMiB), 4 * kMiB, 12 * kMiB, 256 * kMiB),
+              "an L2 larger than 4 MiB, a small L3");
+static_assert(Is(CalibrationBufferBytes(32 * kKiB, kMiB, 192 * kMiB), 512 * kKiB, 4 * kMiB, 384 * kMiB),
+              "an L3 larger than 128 MiB");
+
 }  // namespace
 
 void RegisterCalibration() {
+  const CalibrationBuffers b = CalibrationBufferBytes(CacheBytes(1), CacheBytes(2), CacheBytes(3));
   Register("calibrate/fma_peak", "limit", FmaPeak);
-  Register("calibrate/read_l2", "limit", [](benchmark::State& s) { ReadBandwidth(s, size_t{512} << 10); });
-  Register("calibrate/read_l3", "limit", [](benchmark::State& s) { ReadBandwidth(s, size_t{4} << 20); });
-  Register("calibrate/read_dram", "limit", [](benchmark::State& s) { ReadBandwidth(s, size_t{256} << 20); });
+  Register("calibrate/read_l2", "limit", [b](benchmark::State& s) { ReadBandwidth(s, b.l2); });
+  Register("calibrate/read_l3", "limit", [b](benchmark::State& s) { ReadBandwidth(s, b.l3); });
+  Register("calibrate/read_dram", "limit", [b](benchmark::State& s) { ReadBandwidth(s, b.dram); });
 }
 
 }  // namespace edgeattn_bench

@@ -18,13 +18,58 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 MODES = {
     # processes, repetitions per process, minimum time per repetition (s), warm-up (s)
     "short": (3, 2, 0.02, 0.01),
     "full": (3, 5, 0.3, 0.1),
 }
-L2_BYTES = 1 << 20  # working sets up to this size are judged against the L2 bandwidth, larger hot ones against L3
+# Where the benchmark program's context has no cache sizes (an old results file, a platform where Google Benchmark
+# does not read them): hot working sets up to this size are judged against L2, larger ones against L3.
+FALLBACK_L2_BYTES = 1 << 20
+# The machine counts as quiet when no CPU other than the benchmark's was busy more than this share of a process's
+# run, and the hypervisor took (steal time) no more than this share of the benchmark's own CPU.
+QUIET_SHARE = 0.10
+LOAD_SAMPLE_SECONDS = 0.5
+
+
+def read_proc_stat(path="/proc/stat"):
+    """{"cpu0": [busy, idle, steal], ...} in jiffies since boot, per CPU. Busy is user + nice + system + irq +
+    softirq (guest time is already inside user and nice); idle counts iowait too; steal is the time the hypervisor
+    gave this vCPU's physical core to someone else."""
+    cpus = {}
+    try:
+        lines = pathlib.Path(path).read_text().splitlines()
+    except OSError:
+        return cpus
+    for line in lines:
+        f = line.split()
+        if not f or not re.fullmatch(r"cpu\d+", f[0]):
+            continue
+        v = [int(x) for x in f[1:]] + [0] * 8
+        user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+        cpus[f[0]] = [user + nice + system + irq + softirq, idle + iowait, steal]
+    return cpus
+
+
+def read_caches(cpu, root="/sys/devices/system/cpu"):
+    """The caches of one CPU from sysfs, in the form of Google Benchmark's context "caches" array (which it reads
+    for cpu0; the suite runs on another CPU, and on a hybrid processor the two can differ). Empty where sysfs has
+    none."""
+    out = []
+    for index in sorted(pathlib.Path(root, f"cpu{cpu}", "cache").glob("index*")):
+        try:
+            size = (index / "size").read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1:], 1)
+            shared = (index / "shared_cpu_list").read_text().strip()
+            out.append({"type": (index / "type").read_text().strip(), "level": int((index / "level").read_text()),
+                        "size": int(size.rstrip("KMG")) * scale,
+                        "num_sharing": sum(int(b) - int(a) + 1 for a, _, b in
+                                           (r.partition("-") if "-" in r else (r, "", r) for r in shared.split(",")))})
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def run_suite(binary, mode, out_dir, regex):
@@ -35,6 +80,7 @@ def run_suite(binary, mode, out_dir, regex):
     and the median over the processes of a pair's ratio ignores one process's outlier."""
     processes, reps, min_time, warmup = MODES[mode]
     merged = None
+    load = []
     for n in range(processes):
         raw = out_dir / f"results-process{n + 1}.json"
         cmd = [str(binary), f"--benchmark_repetitions={reps}", f"--benchmark_min_time={min_time}",
@@ -46,17 +92,36 @@ def run_suite(binary, mode, out_dir, regex):
         if regex:
             cmd.append(f"--benchmark_filter={regex}")
         # One core, away from core 0 where the kernel handles most interrupts, when there is more than one.
+        cpu = None
         if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
-            cmd = ["taskset", "-c", str((os.cpu_count() or 1) - 1)] + cmd
+            cpu = (os.cpu_count() or 1) - 1
+            cmd = ["taskset", "-c", str(cpu)] + cmd
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         print(f"running the {mode} suite, process {n + 1} of {processes}: {' '.join(cmd)}", file=sys.stderr)
+        # The other CPUs' load while the process runs (a compile or a second benchmark on a vCPU that shares the
+        # physical core halves the FMA peak): /proc/stat sampled every LOAD_SAMPLE_SECONDS, judged by load_warnings.
+        samples = []
         with open(out_dir / f"benchmark-process{n + 1}.log", "w") as log:
-            subprocess.run(cmd, check=True, env=env, stdout=log, stderr=subprocess.STDOUT)
+            run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+            while True:
+                samples.append({"seconds": time.monotonic(), "cpus": read_proc_stat()})
+                try:
+                    run.wait(timeout=LOAD_SAMPLE_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            samples.append({"seconds": time.monotonic(), "cpus": read_proc_stat()})
+        if run.returncode:
+            raise subprocess.CalledProcessError(run.returncode, cmd)
+        load.append({"process": n + 1, "cpu": f"cpu{cpu}" if cpu is not None else None, "samples": samples})
         data = json.loads(raw.read_text())
         if merged is None:
             merged = data
         else:
             merged["benchmarks"] += data["benchmarks"]
+    merged.setdefault("context", {})["edgeattn_cpu_load"] = load
+    if cpu is not None and read_caches(cpu):
+        merged["context"]["edgeattn_caches"] = read_caches(cpu)
     out = out_dir / "results.json"
     out.write_text(json.dumps(merged, indent=1))
     return out
@@ -130,24 +195,109 @@ def fmt_time(s):
     return f"{s / 1e-9:.3g} ns"
 
 
-def percent_of_limit(case, r, lim):
+def cache_sizes(context):
+    """{level: bytes} of this core's data caches (data or unified; level 1 is L1D), from the results' context: the
+    caches of the CPU the suite ran on (run_suite reads them from sysfs), else the "caches" array Google Benchmark
+    writes (read from /sys/devices/system/cpu/cpu0/cache on Linux). Empty when the context has neither."""
+    sizes = {}
+    for c in context.get("edgeattn_caches") or context.get("caches") or []:
+        if c.get("type") in ("Data", "Unified") and c.get("size"):
+            sizes[int(c["level"])] = max(sizes.get(int(c["level"]), 0), int(c["size"]))
+    return sizes
+
+
+def memory_level(working_set, caches):
+    """The calibrated memory level ("l2", "l3" or "dram") a hot working set of this many bytes is read from.
+
+    The rule: the smallest calibrated level (L2, then L3) whose size holds the whole set, DRAM beyond them (or
+    beyond L2 where the core has no L3). A set that fits L1D is judged against L2 (the suite has no L1
+    calibration). A set larger than a level, by any amount, goes to the next one: what does not fit is evicted on
+    every pass over K and V and read again from further out. The working set is the bytes a call reads (K and V);
+    the query, the output row and the scores' workspace (1/(2d) of K and V: under 1% from d = 64) are not counted,
+    so a cache exactly the size of K and V counts as holding them (on a Xeon with 2 MiB of L2, 2 MiB of K and V
+    read at 1.58x the calibrated L3 rate: they are served from L2).
+    Without cache sizes, the old fixed rule: L2 up to FALLBACK_L2_BYTES, L3 above."""
+    if not caches:
+        return "l2" if working_set <= FALLBACK_L2_BYTES else "l3"
+    for level in (2, 3):
+        if level in caches and working_set <= caches[level]:
+            return f"l{level}"
+    return "dram"
+
+
+def calibration_warnings(results, caches):
+    """Where a calibration buffer does not sit in the level it is meant to measure on this core (a core whose L2
+    holds the 4 MiB "L3" buffer measures L2 there), what the limit then means."""
+    if not caches:
+        return []
+    meant = {"calibrate/read_l2": 2, "calibrate/read_l3": 3, "calibrate/read_dram": None}
+    warnings = []
+    for case, level in meant.items():
+        r = results.get((case, "limit"))
+        if not r or not r.get("bytes"):
+            continue
+        got = memory_level(r["bytes"], caches)
+        if got != (f"l{level}" if level else "dram") and not (level == 3 and 3 not in caches):
+            warnings.append(f"{case} reads {r['bytes'] / 2**20:g} MiB, which this core serves from {got.upper()}: "
+                            f"its limit is {got.upper()}'s, not the level its name says")
+    return warnings
+
+
+def percent_of_limit(case, r, lim, caches=None):
     """The SIMD path's share of the limit that applies to the case, and which limit that is: from median times.
     The fastest repetition of a call that reads DRAM can come from a quiet spell of the memory system that the
-    calibration's own repetitions did not meet (up to 1.2x the calibrated DRAM rate on a shared VM)."""
+    calibration's own repetitions did not meet (up to 1.2x the calibrated DRAM rate on a shared VM). Decode
+    cases: cold calls against DRAM; hot calls against the level memory_level picks for their bytes."""
     seconds = r.get("median_seconds", r["seconds"])
-    if case.startswith("decode_"):
-        hot_limit = ("l2", lim["l2"]) if r["bytes"] <= L2_BYTES else ("l3", lim["l3"])
-        which, bw = ("dram", lim["dram"]) if case.startswith("decode_cold") else hot_limit
+    if case.endswith((",hot", ",cold")):  # the decode cases: "attention/decode/n=...,d=...,hot"
+        which = "dram" if case.endswith(",cold") else memory_level(r["bytes"], caches or {})
+        bw = lim[which]
         return (100.0 * r["bytes"] / seconds / bw, which) if bw else (None, which)
     if r["flops"] and lim["flops"] and not case.startswith("dot/"):  # dot streams from L1: no useful limit
         return 100.0 * r["flops"] / seconds / lim["flops"], "fma"
     return None, ""
 
 
-def summarize(results):
+def load_warnings(load):
+    """Warnings when the machine was not quiet while the suite ran, from the /proc/stat samples run_suite
+    recorded (context "edgeattn_cpu_load": per process, the CPU the benchmark was pinned to and the samples).
+    Per process: each other CPU's busy jiffies over all its jiffies between the first and the last sample, and the
+    steal share of the benchmark's own CPU, each against QUIET_SHARE. Returns (warnings, notes): notes say what
+    could not be checked."""
+    if not load:
+        return [], ["load not recorded (results not produced by report.py --binary)"]
+    warnings, notes = [], []
+    for record in load:
+        own, samples = record.get("cpu"), record.get("samples") or []
+        if own is None:
+            notes.append(f"process {record['process']}: not pinned to a CPU, load not checked")
+            continue
+        if len(samples) < 2:
+            notes.append(f"process {record['process']}: fewer than two load samples")
+            continue
+        first, last = samples[0]["cpus"], samples[-1]["cpus"]
+        for cpu in sorted(last, key=lambda c: int(c[3:])):
+            if cpu not in first:
+                continue
+            busy, idle, steal = (b - a for a, b in zip(first[cpu], last[cpu]))
+            total = busy + idle + steal
+            if total <= 0:
+                continue
+            if cpu != own and busy / total > QUIET_SHARE:
+                warnings.append(f"process {record['process']}: {cpu} was busy {100.0 * busy / total:.0f}% of the run "
+                                f"(the benchmark ran on {own})")
+            if cpu == own and steal / total > QUIET_SHARE:
+                warnings.append(f"process {record['process']}: the hypervisor took {100.0 * steal / total:.0f}% of "
+                                f"{cpu}, the benchmark's CPU (steal time)")
+    return warnings, notes
+
+
+def summarize(results, context=None):
     """One row per case. The time columns are each implementation's fastest repetition; the verdict columns
-    (SIMD/scalar, edgeattn/best peer) are the paired ratios, where the pair was timed."""
+    (SIMD/scalar, edgeattn/best peer) are the paired ratios, where the pair was timed. context: the results'
+    context (this core's cache sizes)."""
     lim = limits(results)
+    caches = cache_sizes(context or {})
     first = {}
     for (case, impl), r in results.items():
         if impl != "limit" and "~" not in impl:
@@ -190,17 +340,42 @@ def summarize(results):
         row["simd_over_scalar"] = paired("scalar") or times(row["scalar_s"], row["simd_s"])
         row["over_best_peer"] = ((ranked.get(best[0]) or times(row["best_peer_s"], row["simd_s"]))
                                  if best else None)
-        row["percent_of_limit"], row["limit"] = percent_of_limit(case, simd, lim) if row["simd_s"] else (None, "")
+        row["percent_of_limit"], row["limit"] = (percent_of_limit(case, simd, lim, caches) if row["simd_s"]
+                                                 else (None, ""))
         rows.append(row)
     return lim, rows
 
 
-def print_table(context, lim, rows):
+def machine_checks(context, results):
+    """What the summary says about the machine: its data caches, and the warnings about the calibration and the
+    other CPUs' load."""
+    caches = cache_sizes(context)
+    load, notes = load_warnings(context.get("edgeattn_cpu_load"))
+    return {"caches": {("L1D" if level == 1 else f"L{level}"): size for level, size in sorted(caches.items())},
+            "calibration_warnings": calibration_warnings(results, caches), "load_warnings": load,
+            "load_notes": notes, "quiet_share": QUIET_SHARE}
+
+
+def print_table(context, lim, rows, machine):
     print(f"edgeattn benchmark on {context.get('host_name', '?')}: {context.get('num_cpus', '?')} CPUs at "
           f"{context.get('mhz_per_cpu', '?')} MHz, SIMD target {context.get('edgeattn_simd_target', '?')}")
     gf = lambda v: f"{v / 1e9:.1f}" if v else "?"  # noqa: E731
     print(f"limits of this core (medians, measured in the same run): FMA peak {gf(lim['flops'])} GFLOP/s, "
           f"read L2 {gf(lim['l2'])} GB/s, L3 {gf(lim['l3'])} GB/s, DRAM {gf(lim['dram'])} GB/s")
+    sizes = ", ".join(f"{name} {size / 2**10:g} KiB" if size < 2**20 else f"{name} {size / 2**20:g} MiB"
+                      for name, size in machine["caches"].items())
+    print(f"data caches: {sizes}" if sizes else
+          f"data caches: unknown (hot decode judged against L2 up to {FALLBACK_L2_BYTES >> 20} MiB, L3 above)")
+    for w in machine["calibration_warnings"]:
+        print(f"WARNING: {w}")
+    if machine["load_warnings"]:
+        print(f"WARNING: the machine was not quiet (another CPU busy, or steal time, above "
+              f"{100 * QUIET_SHARE:.0f}% of a process's run); times, limits and even paired ratios move with it:")
+        for w in machine["load_warnings"]:
+            print(f"  {w}")
+    else:
+        print("other CPUs: " + ("; ".join(machine["load_notes"]) if machine["load_notes"] else
+                                f"quiet (none busy more than {100 * QUIET_SHARE:.0f}% of any process's run)"))
     header = ["case", "scalar", "SIMD", "SIMD/scalar", "best peer", "edgeattn/best peer", "% of limit"]
     table = [header]
     for r in rows:
@@ -303,14 +478,17 @@ def main():
     else:
         p.error("--binary or --from-json is required")
     context, results = load(raw)
-    lim, rows = summarize(results)
-    own_errors = print_table(context, lim, rows)
-    (args.out / "summary.json").write_text(json.dumps({"limits": lim, "rows": rows}, indent=1))
+    lim, rows = summarize(results, context)
+    machine = machine_checks(context, results)
+    own_errors = print_table(context, lim, rows, machine)
+    (args.out / "summary.json").write_text(json.dumps({"limits": lim, "machine": machine, "rows": rows}, indent=1))
     chart(rows, args.out / "chart.png")
     print(f"\nraw results: {raw}; summary: {args.out / 'summary.json'}; chart: {args.out / 'chart.png'}")
     if own_errors:
         print(f"{own_errors} edgeattn benchmark(s) failed: a wrong result or an error status is a bug", file=sys.stderr)
         sys.exit(3)
+    if machine["load_warnings"]:
+        print("the machine was not quiet during the run: see the WARNING above the table", file=sys.stderr)
 
 
 if __name__ == "__main__":

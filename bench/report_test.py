@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks report.py's statistics on a synthetic results file (ctest: report_test): the time columns are the
 fastest repetition over all processes, the % of limit divides the SIMD path's median time by the calibration's
-median, a pair's ratio is the median over processes."""
+median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that
+made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%."""
 import json
 import pathlib
 import sys
@@ -18,7 +19,7 @@ def entry(name, aggregate, us, **counters):
 
 def process(dram_min, dram_median, simd_min, simd_median, ratio):
     dram = dict(bytes=256.0 * 2**20)  # 256 MiB per call
-    case = "decode_cold/n=128,d=64"
+    case = "attention/decode/n=128,d=64,cold"
     call = dict(bytes=65536.0, flops=32768.0)
     return [entry("calibrate/read_dram/limit", "min", dram_min, **dram),
             entry("calibrate/read_dram/limit", "median", dram_median, **dram),
@@ -26,6 +27,127 @@ def process(dram_min, dram_median, simd_min, simd_median, ratio):
             entry(f"{case}/simd", "mean", 1e9, **call),  # neither statistic may take the mean
             entry(f"{case}/scalar", "min", 10.0, **call), entry(f"{case}/scalar", "median", 11.0, **call),
             entry(f"{case}/simd~scalar", "median", 50.0, ratio=ratio, **call)]
+
+
+def check(failures, what, got, want):
+    if got is None or abs(got - want) > 1e-9 * abs(want):
+        failures.append(f"{what}: {got}, expected {want}")
+
+
+def caches(l1, l2, l3=None):
+    """Google Benchmark's context "caches" array for made-up sizes (with the instruction cache it also lists)."""
+    out = [{"type": "Data", "level": 1, "size": l1, "num_sharing": 1},
+           {"type": "Instruction", "level": 1, "size": 64 << 20, "num_sharing": 1},
+           {"type": "Unified", "level": 2, "size": l2, "num_sharing": 1}]
+    if l3:
+        out.append({"type": "Unified", "level": 3, "size": l3, "num_sharing": 2})
+    return out
+
+
+def check_memory_levels(failures):
+    """Hot decode sets against the level their bytes fit, from the context's cache sizes. The old rule (L2 up to
+    a fixed 1 MiB) put a 2 MiB set on a core with 2 MiB of L2 against L3 (reported at 158% of it)."""
+    mib = 2**20
+    # Limits: L2 100 GB/s (0.5 MiB in 5 us), L3 50 GB/s (4 MiB in 80 us), DRAM 10 GB/s (256 MiB in 25 ms).
+    calib = [("read_l2", 0.5 * mib, 5.0), ("read_l3", 4.0 * mib, 80.0), ("read_dram", 256.0 * mib, 25000.0)]
+    rate = {name[5:]: b / (us * 1e-6) for name, b, us in calib}
+    bench = [entry(f"calibrate/{name}/limit", aggregate, us, bytes=b)
+             for name, b, us in calib for aggregate in ("min", "median")]
+    sets = {"attention/decode/n=4096,d=64,hot": 2.0 * mib, "attention/decode/n=4097,d=64,hot": 2.0 * mib + 512,
+            "attention/decode/n=1024,d=128,hot": 1.0 * mib, "attention/decode/n=524288,d=64,hot": 256.0 * mib,
+            "attention/decode/n=4096,d=64,cold": 2.0 * mib}
+    for case, b in sets.items():
+        bench += [entry(f"{case}/simd", aggregate, 20.0, bytes=b) for aggregate in ("min", "median")]
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = pathlib.Path(tmp) / "results.json"
+        raw.write_text(json.dumps({"context": {}, "benchmarks": bench}))
+        _, results = report.load(raw)
+    for name, want in rate.items():
+        check(failures, f"{name} limit", report.limits(results)[name], want)
+    expect = {
+        # Xeon-like: 48 KiB L1D, 2 MiB L2, 105 MiB L3.
+        "2 MiB L2": (caches(48 << 10, 2 * mib, 105 * mib),
+                     {"attention/decode/n=4096,d=64,hot": "l2", "attention/decode/n=4097,d=64,hot": "l3", "attention/decode/n=1024,d=128,hot": "l2",
+                      "attention/decode/n=524288,d=64,hot": "dram",
+                      "attention/decode/n=4096,d=64,cold": "dram"}),
+        # Zen-like: 1 MiB L2, 32 MiB L3.
+        "1 MiB L2": (caches(32 << 10, mib, 32 * mib),
+                     {"attention/decode/n=4096,d=64,hot": "l3", "attention/decode/n=1024,d=128,hot": "l2"}),
+        # 512 KiB L2: a 1 MiB set is read from L3 (the old fixed rule judged it against L2).
+        "512 KiB L2": (caches(32 << 10, mib // 2, 16 * mib), {"attention/decode/n=1024,d=128,hot": "l3"}),
+        # No L3: a set larger than L2 comes from DRAM.
+        "no L3": (caches(32 << 10, mib), {"attention/decode/n=4096,d=64,hot": "dram", "attention/decode/n=1024,d=128,hot": "l2"}),
+    }
+    for label, (cache_list, levels) in expect.items():
+        _, rows = report.summarize(results, {"caches": cache_list})
+        row = {r["case"]: r for r in rows}
+        for case, level in levels.items():
+            if row[case]["limit"] != level:
+                failures.append(f"{label}: {case} judged against {row[case]['limit']}, expected {level}")
+            else:
+                check(failures, f"{label}: {case} % of {level}", row[case]["percent_of_limit"],
+                      100.0 * sets[case] / 20e-6 / rate[level])
+    # The calibration's "L3" buffer (4 MiB) inside an 8 MiB L2 measures L2: the report says so.
+    warned = report.calibration_warnings(results, report.cache_sizes({"caches": caches(48 << 10, 8 * mib, 64 * mib)}))
+    if len(warned) != 1 or "calibrate/read_l3" not in warned[0]:
+        failures.append(f"calibration warnings with an 8 MiB L2: {warned}")
+    if report.calibration_warnings(results, report.cache_sizes({"caches": caches(48 << 10, 2 * mib, 105 * mib)})):
+        failures.append("calibration warning on a core whose levels hold the calibration buffers as meant")
+
+
+def check_readers(failures):
+    """The sysfs cache reader and the /proc/stat reader on made-up files; the CPU the suite ran on wins over
+    Google Benchmark's cpu0 caches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        made_up = [(1, "Data", "48K", "3"), (1, "Instruction", "32K", "3"), (2, "Unified", "2048K", "3"),
+                   (3, "Unified", "105M", "0-5,8")]
+        for index, (level, kind, size, shared) in enumerate(made_up):
+            d = pathlib.Path(tmp, "cpu3", "cache", f"index{index}")
+            d.mkdir(parents=True)
+            for name, value in (("level", level), ("type", kind), ("size", size), ("shared_cpu_list", shared)):
+                (d / name).write_text(f"{value}\n")
+        got = report.read_caches(3, root=tmp)
+        stat = pathlib.Path(tmp, "stat")
+        stat.write_text("cpu  9 9 9 9 9 9 9 9 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\ncpu1 10 0 0 20 0 0 0 0 0 0\nintr 5\n")
+        load = report.read_proc_stat(stat)
+    sizes = report.cache_sizes({"edgeattn_caches": got, "caches": caches(32 << 10, 2**20, 32 * 2**20)})
+    if sizes != {1: 48 << 10, 2: 2 << 20, 3: 105 << 20} or got[3]["num_sharing"] != 7:
+        failures.append(f"caches read from a made-up sysfs: {got}, sizes {sizes}")
+    # busy = user + nice + system + irq + softirq, idle = idle + iowait, steal.
+    if load != {"cpu0": [1 + 2 + 3 + 6 + 7, 4 + 5, 8], "cpu1": [10, 20, 0]}:
+        failures.append(f"/proc/stat read as {load}")
+
+
+def proc_stat_samples(cpu, per_cpu_deltas, steps=4):
+    """A process's load record: `steps` + 1 samples 0.5 s apart, each CPU's [busy, idle, steal] jiffies growing by
+    per_cpu_deltas[cpu] (per step) from arbitrary counts since boot."""
+    samples = []
+    for t in range(steps + 1):
+        samples.append({"seconds": 100.0 + 0.5 * t,
+                        "cpus": {c: [1000 + 7 * n + t * d[0], 5000 + t * d[1], 30 + t * d[2]]
+                                 for n, (c, d) in enumerate(per_cpu_deltas.items())}})
+    return {"process": 1, "cpu": cpu, "samples": samples}
+
+
+def check_load(failures):
+    quiet = proc_stat_samples("cpu1", {"cpu0": [5, 45, 0], "cpu1": [50, 0, 0]})  # cpu0 10% busy: at the threshold
+    busy = proc_stat_samples("cpu1", {"cpu0": [15, 35, 0], "cpu1": [50, 0, 0]})  # 30%
+    burst = proc_stat_samples("cpu1", {"cpu0": [5, 45, 0], "cpu1": [50, 0, 0]})
+    burst["samples"][-1]["cpus"]["cpu0"][0] += 50  # one burst: 70 of 250 jiffies busy, 28%
+    stolen = proc_stat_samples("cpu3", {"cpu0": [0, 50, 0], "cpu1": [1, 49, 0], "cpu2": [2, 48, 0],
+                                        "cpu3": [40, 0, 10]})  # 20% of the benchmark's CPU stolen
+    cases = {"quiet": ([quiet], []), "busy": ([busy], ["cpu0 was busy 30%"]), "burst": ([burst], ["cpu0 was busy 28%"]),
+             "steal": ([stolen], ["took 20% of cpu3"]),
+             "three processes, one busy": ([quiet, dict(busy, process=2), dict(quiet, process=3)],
+                                           ["process 2: cpu0 was busy 30%"])}
+    for label, (load, want) in cases.items():
+        warnings, notes = report.load_warnings(load)
+        if len(warnings) != len(want) or any(w not in got for w, got in zip(want, warnings)) or notes:
+            failures.append(f"load {label}: warnings {warnings}, notes {notes}; expected {want}")
+    for label, load in (("not recorded", None), ("not pinned", [dict(busy, cpu=None)])):
+        warnings, notes = report.load_warnings(load)
+        if warnings or len(notes) != 1:
+            failures.append(f"load {label}: warnings {warnings}, notes {notes}; expected one note")
 
 
 def main():
@@ -37,12 +159,9 @@ def main():
         raw.write_text(json.dumps({"context": {}, "benchmarks": benchmarks}))
         _, results = report.load(raw)
     lim, rows = report.summarize(results)
-    row = {r["case"]: r for r in rows}["decode_cold/n=128,d=64"]
+    row = {r["case"]: r for r in rows}["attention/decode/n=128,d=64,cold"]
     failures = []
-
-    def check(what, got, want):
-        if got is None or abs(got - want) > 1e-9 * abs(want):
-            failures.append(f"{what}: {got}, expected {want}")
+    check = lambda what, got, want: globals()["check"](failures, what, got, want)  # noqa: E731
     check("SIMD time (fastest repetition)", row["simd_s"], 1.0e-6)
     check("scalar time (fastest repetition)", row["scalar_s"], 10.0e-6)
     check("DRAM limit (median of the medians, 10000 us per 256 MiB)", lim["dram"], 256.0 * 2**20 / 10000e-6)
@@ -51,6 +170,9 @@ def main():
     check("SIMD/scalar (median of the paired ratios)", row["simd_over_scalar"], 2.0)
     if row["limit"] != "dram":
         failures.append(f"limit: {row['limit']}, expected dram")
+    check_memory_levels(failures)
+    check_load(failures)
+    check_readers(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")
