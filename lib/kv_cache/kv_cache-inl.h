@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
-#include "lib/attention/attention-inl.h"
+#include "lib/attention/decode-inl.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
@@ -104,34 +104,6 @@ HWY_INLINE const float* TileRows(D d, const internal::KvAttentionProblem& p, siz
   return dst;
 }
 
-// Online-softmax step of one row on n scores s (the decode path's DecodeRow body): p = e^(s - m_new) in s,
-// m and l updated; returns alpha = e^(m_old - m_new) (unused on the row's first tile: m = -inf).
-template <class D>
-HWY_INLINE float SoftmaxStep(D d, float* s, size_t nb, float tile_max, float& m, float& l) {
-  const size_t N = hn::Lanes(d);
-  const bool first = !(m > -internal::kInfinity);
-  const float m_new = tile_max > m ? tile_max : m;
-  const float alpha = first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
-  const auto neg_m = hn::Set(d, -m_new);
-  auto sum = hn::Zero(d);
-  size_t j = 0;
-  for (; j + N <= nb; j += N) {
-    const auto e = ExpMinusMax(d, hn::LoadU(d, s + j), neg_m);
-    hn::StoreU(e, d, s + j);
-    sum = hn::Add(sum, e);
-  }
-  if (j < nb) {
-    const auto x = hn::IfThenElse(hn::FirstN(d, nb - j), LoadTail(d, s + j, nb - j), hn::Set(d, -internal::kInfinity));
-    const auto e = ExpMinusMax(d, x, neg_m);
-    StoreTail(d, e, s + j, nb - j);
-    sum = hn::Add(sum, e);
-  }
-  const float tile_sum = hn::GetLane(hn::SumOfLanes(d, sum));
-  l = first ? tile_sum : l * alpha + tile_sum;
-  m = m_new;
-  return alpha;
-}
-
 inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
   const hn::ScalableTag<float> d;
   const internal::KvLayout& l = p.layout;
@@ -173,8 +145,8 @@ inline void KvAttentionForward(const internal::KvAttentionProblem& p, const floa
             m[state] = internal::kQuietNaN;
             continue;
           }
-          const bool rescale = m[state] > -internal::kInfinity;
-          const float alpha = SoftmaxStep(d, s, nb, tile_max, m[state], lsum[state]);
+          const bool rescale = m[state] > -internal::kInfinity;  // not the row's first tile
+          const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, !rescale, m[state], lsum[state]);
           DecodePv(d, s, nb, v_tile + (a - t0) * v_stride, v_stride, out_row, dv, alpha, rescale);
         }
       }
