@@ -3,7 +3,8 @@
 // Each f16 and q8 case also times the SIMD path on an F32 cache of the same shape and contents as implementation
 // "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's).
 // Every result is checked against a double-precision attention over the values the cache stores (Read) before
-// it is timed. Cold caches (larger than the last-level cache) are not benchmarked yet.
+// it is timed. Rows: kv_cache/decode/<type>/n=<n>,d=<d>,hot, kv_cache/prefill16/..., kv_cache/append16/<type>/d=<d>.
+// Cold caches (a pool larger than the last-level cache) are not benchmarked yet.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -142,7 +143,8 @@ void RegisterKvCache() {
         const std::string shape = std::string(TypeName(type)) + "/n=" + std::to_string(n) + ",d=" + std::to_string(dim);
         for (size_t q_len : {1, 16}) {
           if (q_len == 16 && n == 16384) continue;
-          const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") + shape;
+          // ",hot": report.py judges the row against the cache level its bytes fit in, as attention/decode's.
+          const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") + shape + ",hot";
           Register(name, "scalar", [=](benchmark::State& s) { Cached(s, true, type, n, dim, q_len); });
           Register(name, "simd", [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len); });
           if (type != KvType::kF32) {
