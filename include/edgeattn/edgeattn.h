@@ -16,7 +16,8 @@
  *    edgeattn_dot, where n = 0 is valid.
  *  - Error bounds below use u = 2^-24 (unit roundoff of float) and ULP = unit in the last place of the exact
  *    result rounded to float. The C++ headers (dot.h, exp.h, softmax.h, attention.h, linear.h,
- *    positional_encoding.h) state the same contracts in more detail; the tests assert exactly these bounds.
+ *    positional_encoding.h, kv_cache.h) state the same contracts in more detail; the tests assert exactly these
+ *    bounds.
  */
 #ifndef EDGEATTN_EDGEATTN_H_
 #define EDGEATTN_EDGEATTN_H_
