@@ -672,6 +672,35 @@ TEST_P(KvCacheTest, NonFiniteValuesReachOnlyRowsThatSeeThem) {
   }
 }
 
+// An F16 cache of values that are halves holds them exactly, so the SIMD path's conversion (integer code or a
+// target's own instruction) must give the F32 cache's bits: subnormal halves, the largest half, signed zeros.
+TEST_P(KvCacheTest, F16CacheOfHalvesGivesTheF32CachesBits) {
+  Rng rng;
+  const size_t n = 300, dk = 37, dv = 29;
+  const KvCacheDesc c32 = MakeCacheDesc(KvType::kF32, 1, dk, dv, n, 0), c16 = MakeCacheDesc(KvType::kF16, 1, dk, dv, n, 0);
+  std::vector<float> k, v;
+  RandomRows(rng, c32, n, k, v);
+  for (std::vector<float>* x : {&k, &v}) {
+    for (float& e : *x) {
+      const size_t kind = rng.Index(8);
+      const float f = kind == 0 ? e * 0x1p-20f : kind == 1 ? (e < 0 ? -65504.0f : 65504.0f) * 1e-4f : kind == 2 ? -0.0f : e;
+      e = edgeattn::internal::HalfBitsToFloat(edgeattn::internal::FloatToHalfBits(f));
+    }
+  }
+  v[3] = 65504.0f;  // the largest half, in V (in K it would make every score huge)
+  for (size_t offset : {0, 1}) {
+    TestCache t32(c32, offset * 4), t16(c16, offset);  // offset 1: the F16 storage at an odd address
+    ASSERT_EQ(t32.cache.Append(k.data(), v.data(), n), Status::kOk);
+    ASSERT_EQ(t16.cache.Append(k.data(), v.data(), n), Status::kOk);
+    const AttentionDesc d = CachedDesc(2, c32, 1, MaskKind::kCausal);
+    std::vector<float> q(2 * dk), a, b;
+    for (float& x : q) x = rng.Normal();
+    ASSERT_EQ(RunCached(api(), d, q.data(), t32.cache, a), Status::kOk);
+    ASSERT_EQ(RunCached(api(), d, q.data(), t16.cache, b), Status::kOk);
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << "offset " << offset;
+  }
+}
+
 // Each query head of a group gives what it gives alone against the same cache: GQA shares the K/V reads, not
 // the arithmetic.
 TEST_P(KvCacheTest, GroupedQueryHeadsMatchSingleHeads) {

@@ -63,7 +63,17 @@ HWY_INLINE void ConvertRow(D d, const internal::KvLayout& l, const unsigned char
     const hn::RebindToUnsigned<D> du;
     const uint16_t* src = static_cast<const uint16_t*>(static_cast<const void*>(base)) + first;  // 2-aligned
     size_t c = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+    // F16C's vcvtph2ps: one exact instruction per vector (subnormals, infinities and NaNs included). Highway's
+    // emulated PromoteTo on other targets turns infinities and NaNs into finite values: the integer code there.
+    (void)du;
+    const hn::Rebind<hwy::float16_t, D> dh;
+    for (; c + N <= width; c += N) {
+      hn::StoreU(hn::PromoteTo(d, hn::BitCast(dh, hn::LoadU(d16, src + c))), d, dst + c);
+    }
+#else
     for (; c + N <= width; c += N) hn::StoreU(HalfToFloat(d, hn::PromoteTo(du, hn::LoadU(d16, src + c))), d, dst + c);
+#endif
     for (; c < width; ++c) dst[c] = internal::HalfBitsToFloat(src[c]);
     return;
   }
