@@ -1,10 +1,10 @@
 // KV cache benchmarks: decode (q_len = 1) and chunked prefill (q_len = 16) against caches of n positions in f32,
-// f16 and int8, one KV head shared by 4 query heads (GQA), hot (the same cache every call); append throughput.
-// Each f16 and q8 case also times the SIMD path on an F32 cache of the same shape and contents as implementation
-// "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's).
+// f16 and int8, one KV head shared by 4 query heads (GQA), hot (the same cache every call) and cold; append
+// throughput. Each f16 and q8 case also times the SIMD path on an F32 cache of the same shape and contents as
+// implementation "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's).
 // Every result is checked against a double-precision attention over the values the cache stores (Read) before
-// it is timed. Rows: kv_cache/decode/<type>/n=<n>,d=<d>,hot, kv_cache/prefill16/..., kv_cache/append16/<type>/d=<d>.
-// Cold caches (a pool larger than the last-level cache) are not benchmarked yet.
+// it is timed. Rows: kv_cache/decode/<type>/n=<n>,d=<d>,hot|cold, kv_cache/prefill16/..., and
+// kv_cache/append16/<type>/d=<d>. Cold calls rotate through copies of the cache filling 256 MiB.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -78,8 +78,13 @@ double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len,
   return worst;
 }
 
-// Attention of q_len queries (the last q_len positions) against a cache of n positions.
-void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len) {
+// Larger than the last-level cache of the cores this suite targets: cold calls rotate through copies of the cache
+// that fill this many bytes, so each call reads its cache from DRAM.
+constexpr size_t kColdBytes = size_t{256} << 20;
+
+// Attention of q_len queries (the last q_len positions) against a cache of n positions; cold: copies of the cache
+// (same bytes: the storage holds no pointer) used in turn.
+void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len, bool cold) {
   static std::vector<std::unique_ptr<BenchCache>> caches;  // kept for the process: same addresses every run
   BenchCache* bc = nullptr;
   for (auto& c : caches) {
@@ -100,9 +105,21 @@ void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t 
   desc.num_kv_heads = 1;
   desc.mask = edgeattn::MaskKind::kCausal;
   std::vector<unsigned char> ws(edgeattn::AttentionCachedWorkspaceSize(desc, bc->cache));
+  const size_t bytes_each = bc->storage.size();
+  const size_t copies = cold ? std::max<size_t>(2, kColdBytes / bytes_each) : 0;
+  std::vector<unsigned char, CacheAligned<unsigned char>> pool(copies * bytes_each);
+  std::vector<edgeattn::KvCache> views;
+  for (size_t c = 0; c < copies; ++c) {
+    std::copy(bc->storage.begin(), bc->storage.end(), pool.begin() + static_cast<std::ptrdiff_t>(c * bytes_each));
+    edgeattn::internal::KvCacheState st = bc->cache.state();
+    st.storage = pool.data() + c * bytes_each;
+    views.emplace_back(st);
+  }
+  size_t next = 0;
   auto run = [&] {
-    return scalar ? edgeattn::scalar::AttentionCached(desc, q.data(), bc->cache, out.data(), ws.data(), ws.size())
-                  : edgeattn::AttentionCached(desc, q.data(), bc->cache, out.data(), ws.data(), ws.size());
+    const edgeattn::KvCache& cache = cold ? views[next++ % copies] : bc->cache;
+    return scalar ? edgeattn::scalar::AttentionCached(desc, q.data(), cache, out.data(), ws.data(), ws.size())
+                  : edgeattn::AttentionCached(desc, q.data(), cache, out.data(), ws.data(), ws.size());
   };
   const Status s = run();
   if (s != Status::kOk) return state.SkipWithError(edgeattn::StatusString(s));
@@ -142,13 +159,18 @@ void RegisterKvCache() {
       for (size_t dim : {64, 128}) {
         const std::string shape = std::string(TypeName(type)) + "/n=" + std::to_string(n) + ",d=" + std::to_string(dim);
         for (size_t q_len : {1, 16}) {
-          if (q_len == 16 && n == 16384) continue;
-          // ",hot": report.py judges the row against the cache level its bytes fit in, as attention/decode's.
-          const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") + shape + ",hot";
-          Register(name, "scalar", [=](benchmark::State& s) { Cached(s, true, type, n, dim, q_len); });
-          Register(name, "simd", [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len); });
-          if (type != KvType::kF32) {
-            Register(name, "f32_cache", [=](benchmark::State& s) { Cached(s, false, KvType::kF32, n, dim, q_len); });
+          for (bool cold : {false, true}) {
+            if (q_len == 16 && n == 16384) continue;
+            // ",hot"/",cold": report.py judges the row against the memory its bytes come from, as attention/decode's.
+            const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") + shape +
+                                     (cold ? ",cold" : ",hot");
+            // The scalar path only hot (cold it is compute-bound, and slow to time).
+            if (!cold) Register(name, "scalar", [=](benchmark::State& s) { Cached(s, true, type, n, dim, q_len, cold); });
+            Register(name, "simd", [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len, cold); });
+            if (type != KvType::kF32) {
+              Register(name, "f32_cache",
+                       [=](benchmark::State& s) { Cached(s, false, KvType::kF32, n, dim, q_len, cold); });
+            }
           }
         }
       }
