@@ -15,6 +15,9 @@ const Api& ScalarApi() {
                           edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
                           edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
+                          edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
+                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope,
+                          edgeattn::scalar::RopeWithTable,
                           edgeattn::scalar::AttentionCachedWorkspaceSize, edgeattn::scalar::AttentionCached};
   return api;
 }
@@ -24,6 +27,9 @@ const Api& SimdApi() {
                           edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
                           edgeattn::Attention, edgeattn::AttentionWeights,
                           edgeattn::Linear,    edgeattn::AddPositionalEncoding,
+                          edgeattn::RmsNorm,   edgeattn::LayerNorm,
+                          edgeattn::LinearTransposed, edgeattn::Rope,
+                          edgeattn::RopeWithTable,
                           edgeattn::AttentionCachedWorkspaceSize, edgeattn::AttentionCached};
   return api;
 }

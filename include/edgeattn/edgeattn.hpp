@@ -7,7 +7,9 @@
 #include "edgeattn/exp.h"
 #include "edgeattn/kv_cache.h"
 #include "edgeattn/linear.h"
+#include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"
+#include "edgeattn/rope.h"
 #include "edgeattn/softmax.h"
 #include "edgeattn/status.h"
 

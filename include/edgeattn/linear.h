@@ -1,4 +1,5 @@
-// Linear projection y = x W + b, to build Q, K and V from embeddings.
+// Linear projections y = x W + b (W stored [in][out]) and y = x W^T + b (W stored [out][in], PyTorch's layout),
+// to build Q, K and V from embeddings and the MLP of a transformer block.
 #ifndef EDGEATTN_LINEAR_H_
 #define EDGEATTN_LINEAR_H_
 
@@ -13,7 +14,7 @@ namespace edgeattn {
 // Both paths start from the bias and add the products in increasing i, so the bound is
 //   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|) + (in_features + 1) * 2^-149,
 // gamma(n) = n*u/(1 - n*u), while nothing overflows; the second term is gradual underflow, (in_features + 1) * 2^-126
-// on SIMD units that flush subnormals to zero (see dot.h).
+// on SIMD units that flush subnormals to zero (see dot.h). u = 2^-24 rounding to nearest, 2^-23 under a directed mode.
 // Errors: kNullPointer (x, weight or y null), kInvalidShape (a zero size or a byte count overflows),
 // kOverlap (y overlaps x, weight or bias).
 // Stack: the SIMD path copies strips of weight (up to 8 KiB) into a stack buffer on SIMD targets, so that each
@@ -22,9 +23,19 @@ namespace edgeattn {
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;
 
+// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]: y = x W^T + b with weight stored [out_features][in_features],
+// the layout of PyTorch's nn.Linear and llama2.c. Same arguments, errors and error bound as Linear (the bound holds
+// for any summation order): each output is a dot product of a row of x with a row of weight, both contiguous,
+// summed in Lanes-wide partial sums (four interleaved accumulators on the scalar path) with the bias added last.
+// No stack buffer beyond a few dozen bytes.
+[[nodiscard]] Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                      const float* bias, size_t out_features, float* y) noexcept;
+
 namespace scalar {
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;
+[[nodiscard]] Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                      const float* bias, size_t out_features, float* y) noexcept;
 }  // namespace scalar
 
 }  // namespace edgeattn

@@ -28,6 +28,9 @@ static_assert(static_cast<int>(edgeattn::KvType::kF32) == EDGEATTN_KV_F32 &&
 static_assert(static_cast<int>(edgeattn::MaskKind::kNone) == EDGEATTN_MASK_NONE &&
                   static_cast<int>(edgeattn::MaskKind::kCausal) == EDGEATTN_MASK_CAUSAL,
               "mask kinds must match");
+static_assert(static_cast<int>(edgeattn::RopeLayout::kInterleaved) == EDGEATTN_ROPE_INTERLEAVED &&
+                  static_cast<int>(edgeattn::RopeLayout::kHalf) == EDGEATTN_ROPE_HALF,
+              "RoPE layouts must match");
 
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
@@ -51,6 +54,16 @@ edgeattn::AttentionDesc FromC(const edgeattn_attention_desc& c) {
   desc.scale = c.scale;
   desc.mask = static_cast<edgeattn::MaskKind>(RawValue(c.mask));
   desc.additive_mask = c.additive_mask;
+  return desc;
+}
+
+edgeattn::RopeDesc FromC(const edgeattn_rope_desc& c) {
+  edgeattn::RopeDesc desc;
+  desc.num_heads = c.num_heads;
+  desc.head_dim = c.head_dim;
+  desc.rotary_dim = c.rotary_dim;
+  desc.base = c.base;
+  desc.layout = static_cast<edgeattn::RopeLayout>(RawValue(c.layout));
   return desc;
 }
 
@@ -115,6 +128,37 @@ edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features,
 
 edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   return ToC(edgeattn::AddPositionalEncoding(x, seq_len, d_model, first_position));
+}
+
+edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y) {
+  return ToC(edgeattn::RmsNorm(x, rows, cols, weight, eps, y));
+}
+
+edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
+                                    float eps, float* y) {
+  return ToC(edgeattn::LayerNorm(x, rows, cols, weight, bias, eps, y));
+}
+
+edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::Rope(FromC(*desc), x, seq_len, first_position));
+}
+
+edgeattn_status edgeattn_rope_table_fill(size_t rotary_dim, float base, size_t first_position, size_t positions,
+                                         float* table) {
+  return ToC(edgeattn::RopeTableFill(rotary_dim, base, first_position, positions, table));
+}
+
+edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const edgeattn_rope_table* table, float* x,
+                                         size_t seq_len, size_t first_position) {
+  if (desc == NULL || table == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  const edgeattn::RopeTableView view{table->data, table->rotary_dim, table->first_position, table->positions};
+  return ToC(edgeattn::RopeWithTable(FromC(*desc), view, x, seq_len, first_position));
+}
+
+edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                           const float* bias, size_t out_features, float* y) {
+  return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
 }
 
 size_t edgeattn_kv_cache_storage_size(const edgeattn_kv_cache_desc* desc) {
