@@ -14,6 +14,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "lib/kv_cache/kv_cache_storage.h"
+#include "tests/fp_env.h"
 #include "tests/half_reference.h"
 #include "tests/reference.h"
 #include "tests/test_util.h"
@@ -78,6 +79,30 @@ TEST(KvCacheHalf, FloatToHalfRoundsToNearestEven) {
     }
   }
   RecordProperty("checked", std::to_string(checked));
+}
+
+// Q8's integer rounding is to nearest even in every rounding mode the caller may have set (it does not use the
+// mode-dependent magic-number addition); references from nearbyint in the default mode.
+TEST(KvCacheQ8, RoundingToNearestEvenInEveryMode) {
+  std::vector<float> x;
+  for (int i = -1300; i <= 1300; ++i) x.push_back(static_cast<float>(i) * 0.1f);
+  for (int i = -255; i <= 255; ++i) {
+    x.push_back(static_cast<float>(i) * 0.5f);  // every tie
+    x.push_back(std::nextafter(static_cast<float>(i) * 0.5f, 1000.0f));
+    x.push_back(std::nextafter(static_cast<float>(i) * 0.5f, -1000.0f));
+  }
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = std::nearbyint(x[i]);
+  for (int mode = kToNearest; mode <= kTowardZero; ++mode) {
+    std::vector<float> got(x.size());
+    {
+      ScopedFpEnv env(FpEnv{static_cast<Rounding>(mode), false, false});
+      for (size_t i = 0; i < x.size(); ++i) got[i] = edgeattn::internal::RoundToNearestEven(x[i]);
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(Bits(got[i] + 0.0f), Bits(expected[i] + 0.0f)) << kRoundingNames[mode] << " x = " << x[i];
+    }
+  }
 }
 
 // ---- Caches in test buffers ----

@@ -192,7 +192,9 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
 // that hold the same visible positions give bit-identical outputs for the same queries. A query whose scores hold
 // a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a
-// query does not see never reaches its row.
+// query does not see never reaches its row. Under a directed rounding mode the SIMD path runs the scalar path's
+// kernels (as Attention runs its row path) and attention.h's directed-mode bound holds; F16 storage is integer code
+// (the same bits in every mode), Q8's divisions round in the caller's mode (its integer rounding does not).
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;
 

@@ -24,6 +24,7 @@
 
 #include "hwy/highway.h"
 #include "lib/attention/decode-inl.h"
+#include "lib/common/fp_env.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
@@ -115,6 +116,9 @@ HWY_INLINE const float* TileRows(D d, const internal::KvAttentionProblem& p, siz
 }
 
 inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  // Under a directed rounding mode the decode steps' exp rounds its range reduction in that mode (attention.h):
+  // as Attention does, such calls take the scalar row kernels, whose softmax steps it to nearest.
+  if (HWY_UNLIKELY(!internal::RoundsToNearest())) return internal::KvAttentionScalar(p, q, out, ws);
   const hn::ScalableTag<float> d;
   const internal::KvLayout& l = p.layout;
   const size_t dk = l.head_dim, dv = l.value_dim;

@@ -70,11 +70,15 @@ inline float HalfBitsToFloat(uint16_t h) {
 }
 
 // ---- int8 ----
-// x rounded to the nearest integer, ties to even, for |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits,
-// so the addition itself rounds (the default rounding mode; the library is built without contraction).
+// x rounded to the nearest integer, ties to even, for |x| < 2^31, in any rounding mode the caller has set (a
+// magic-number addition would round in that mode): the conversion to int truncates in every mode, x minus its
+// truncation is exact, and the comparison with 1/2 decides.
 inline float RoundToNearestEven(float x) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  return (x + kMagic) - kMagic;
+  const int32_t t = static_cast<int32_t>(x);
+  const float frac = x - static_cast<float>(t);
+  const float magnitude = frac < 0.0f ? -frac : frac;
+  const bool away = magnitude > 0.5f || (magnitude == 0.5f && (t & 1) != 0);
+  return static_cast<float>(away ? (x < 0.0f ? t - 1 : t + 1) : t);
 }
 
 // The Q8 scale of a row of n finite floats: max|x| / 127 (a float division); 0 for an all-zero row.
@@ -88,7 +92,8 @@ inline float Q8Scale(const float* x, size_t n) {
 }
 
 // x / scale (a float division) rounded to nearest even and clamped to [-127, 127] (x / scale can exceed 127 by
-// the rounding of the scale). A scale that underflowed to 0 (max |x| below about 2^-143) stores 0: the row reads
+// the rounding of the scale). The two divisions (here and in Q8Scale) round in the caller's rounding mode: the
+// stored bits are the documented ones under round-to-nearest, and within the bound in every mode. A scale that underflowed to 0 (max |x| below about 2^-143) stores 0: the row reads
 // back as 0, within the documented 2^-126 of x.
 inline int8_t Q8Quantize(float x, float scale) {
   const float r = scale == 0.0f ? 0.0f : x / scale;
