@@ -273,6 +273,7 @@ int main(int argc, char** argv) {
   edgeattn_bench::RegisterCalibration();
   edgeattn_bench::RegisterEdgeattn();
   edgeattn_bench::RegisterActivation();
+  edgeattn_bench::RegisterKvCache();
   edgeattn_bench::RegisterEigen();
   edgeattn_bench::RegisterOpenBlas();
   edgeattn_bench::RegisterOneDnn();

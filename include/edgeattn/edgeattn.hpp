@@ -6,6 +6,7 @@
 #include "edgeattn/attention.h"
 #include "edgeattn/dot.h"
 #include "edgeattn/exp.h"
+#include "edgeattn/kv_cache.h"
 #include "edgeattn/linear.h"
 #include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"
