@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench/bench_util.h"
+#include "bench/norm_bench.h"
 #include "edgeattn/edgeattn.hpp"
 
 #if !EDGEATTN_BENCH_STATIC_DISPATCH
@@ -204,6 +205,23 @@ void PositionalEncoding(benchmark::State& state, const Path& path, size_t seq, s
   TimeIfRight(state, worst, kLinearTolerance, run, 0, 0, static_cast<double>(seq * dim));
 }
 
+// The linear cases with W stored [out][in] (the transpose of LinearInputs' W): same inputs, same reference.
+std::string LinearTransposedName(const LinearShape& s) { return "linear_transposed" + s.Name().substr(6); }
+
+void LinearTransposed(benchmark::State& state, const Path& path, const LinearShape& s) {
+  ScopedPath scoped(path);
+  const LinearInputs& in = LinearInputs::Get(s);
+  const Floats& wt = TransposedLinearWeights(in);
+  Floats y(s.rows * s.out);
+  auto run = [&] {
+    return path.scalar
+               ? edgeattn::scalar::LinearTransposed(in.x.data(), s.rows, s.in, wt.data(), in.b.data(), s.out, y.data())
+               : edgeattn::LinearTransposed(in.x.data(), s.rows, s.in, wt.data(), in.b.data(), s.out, y.data());
+  };
+  if (!Ok(state, run())) return;
+  TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(s), 0, 0);
+}
+
 }  // namespace
 
 void RegisterEdgeattn() {
@@ -232,6 +250,10 @@ void RegisterEdgeattn() {
     }
     Register("positional_encoding/seq=64,d=256", p.name,
              [p](benchmark::State& s) { PositionalEncoding(s, p, 64, 256); });
+    for (const LinearShape& shape : LinearShapes()) {
+      Register(LinearTransposedName(shape), p.name, [p, shape](benchmark::State& s) { LinearTransposed(s, p, shape); });
+    }
+    RegisterNormPath(p.name, p.scalar, p.target);
   }
 }
 

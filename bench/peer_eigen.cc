@@ -2,6 +2,7 @@
 // product, the causal mask written as -inf over the full S, a row softmax with Eigen's vectorised exp, O = P V.
 // Single-threaded (Eigen uses threads only with OpenMP, which this build does not enable).
 #include "bench/bench_util.h"
+#include "bench/norm_bench.h"
 
 #if EDGEATTN_BENCH_HAVE_EIGEN
 #include <Eigen/Dense>
@@ -90,6 +91,40 @@ void Linear(benchmark::State& state, const LinearShape& sh) {
   TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(sh), 0, 0);
 }
 
+// The norms as an Eigen user writes them: per row, a squared norm (RMSNorm) or a mean and the mean of squared
+// deviations (LayerNorm, two passes), then one coefficient-wise expression.
+void RmsNorm(benchmark::State& state, const NormShape& sh) {
+  const NormInputs& in = NormInputs::Get(sh);
+  const ConstMap x(in.x.data(), sh.rows, sh.cols);
+  const Eigen::Map<const Eigen::RowVectorXf> w(in.weight.data(), sh.cols);
+  RowMatrix y(sh.rows, sh.cols);
+  auto run = [&] {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      const float inv = 1.0f / std::sqrt(x.row(r).squaredNorm() / static_cast<float>(sh.cols) + kNormEps);
+      y.row(r) = (x.row(r).array() * w.array() * inv).matrix();
+    }
+  };
+  run();
+  TimeIfRight(state, RmsNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(sh.rows * sh.cols));
+}
+
+void LayerNorm(benchmark::State& state, const NormShape& sh) {
+  const NormInputs& in = NormInputs::Get(sh);
+  const ConstMap x(in.x.data(), sh.rows, sh.cols);
+  const Eigen::Map<const Eigen::RowVectorXf> w(in.weight.data(), sh.cols), b(in.bias.data(), sh.cols);
+  RowMatrix y(sh.rows, sh.cols);
+  auto run = [&] {
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+      const float mean = x.row(r).mean();
+      const Eigen::ArrayXXf centred = x.row(r).array() - mean;
+      const float inv = 1.0f / std::sqrt(centred.square().mean() + kNormEps);
+      y.row(r) = (centred * inv * w.array() + b.array()).matrix();
+    }
+  };
+  run();
+  TimeIfRight(state, LayerNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(sh.rows * sh.cols));
+}
+
 }  // namespace
 
 void RegisterEigen() {
@@ -105,6 +140,10 @@ void RegisterEigen() {
   Register("exp/n=" + std::to_string(kExpSize), "eigen", Exp);
   for (const LinearShape& shape : LinearShapes()) {
     Register(shape.Name(), "eigen", [shape](benchmark::State& s) { Linear(s, shape); });
+  }
+  for (const NormShape& shape : NormShapes()) {
+    Register(shape.Name("rms_norm"), "eigen", [shape](benchmark::State& s) { RmsNorm(s, shape); });
+    Register(shape.Name("layer_norm"), "eigen", [shape](benchmark::State& s) { LayerNorm(s, shape); });
   }
 }
 

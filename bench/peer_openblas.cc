@@ -3,6 +3,7 @@
 // BLAS has no softmax: this peer's rows go through edgeattn's SIMD softmax (the fastest one available here), so
 // the comparison isolates the matrix products.
 #include "bench/bench_util.h"
+#include "bench/norm_bench.h"
 
 #if EDGEATTN_BENCH_HAVE_OPENBLAS
 #include <cblas.h>
@@ -62,6 +63,21 @@ void Linear(benchmark::State& state, const LinearShape& sh) {
   TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(sh), 0, 0);
 }
 
+// linear_transposed: sgemm with B = W [out][in] transposed, as a PyTorch-layout user calls it.
+void LinearTransposed(benchmark::State& state, const LinearShape& sh) {
+  const LinearInputs& in = LinearInputs::Get(sh);
+  const Floats& wt = TransposedLinearWeights(in);
+  Floats y(sh.rows * sh.out);
+  const int rows = static_cast<int>(sh.rows), k = static_cast<int>(sh.in), cols = static_cast<int>(sh.out);
+  auto run = [&] {
+    for (size_t r = 0; r < sh.rows; ++r) std::copy(in.b.begin(), in.b.end(), y.begin() + static_cast<long>(r * sh.out));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, k, 1.0f, in.x.data(), k, wt.data(), k, 1.0f,
+                y.data(), cols);
+  };
+  run();
+  TimeIfRight(state, LinearError(in, y.data()), kLinearTolerance, run, LinearFlops(sh), 0, 0);
+}
+
 }  // namespace
 
 void RegisterOpenBlas() {
@@ -74,6 +90,8 @@ void RegisterOpenBlas() {
   }
   for (const LinearShape& shape : LinearShapes()) {
     Register(shape.Name(), "openblas", [shape](benchmark::State& s) { Linear(s, shape); });
+    Register("linear_transposed" + shape.Name().substr(6), "openblas",
+             [shape](benchmark::State& s) { LinearTransposed(s, shape); });
   }
 }
 

@@ -159,6 +159,9 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
   std::vector<float> a(257, 0.5f), b(257, 0.25f), rows(4 * 257, 1.0f), out(4 * 257);
   std::vector<float> q(9 * 4 * 16, 0.1f), k(33 * 2 * 16, 0.2f), v(33 * 2 * 24, 0.3f), o(9 * 4 * 24), w(4 * 9 * 33),
       mask(9 * 33, 0.0f), x(9 * 16, 1.0f), weight(16 * 24, 0.5f), bias(24, 0.0f), y(9 * 24);
+  edgeattn::RopeDesc rope;
+  rope.num_heads = 4, rope.head_dim = 16, rope.layout = edgeattn::RopeLayout::kHalf;
+  const edgeattn_rope_desc crope = {4, 16, 8, 0.0f, EDGEATTN_ROPE_INTERLEAVED};
   edgeattn::AttentionDesc d = MakeDesc(9, 33, 16, 24, edgeattn::MaskKind::kCausal, 4, 2);
   d.additive_mask = mask.data();
   edgeattn_attention_desc cd = {9, 33, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, mask.data()};
@@ -181,10 +184,17 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
     (void)p.attention_workspace_size(d);
     (void)p.linear(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.add_positional_encoding(x.data(), 9, 16, 100);
+    (void)p.rms_norm(rows.data(), 4, 257, a.data(), 1e-5f, out.data());
+    (void)p.rms_norm(rows.data(), 4, 257, nullptr, 0.0f, rows.data());
+    (void)p.layer_norm(rows.data(), 4, 257, a.data(), b.data(), 1e-5f, out.data());
+    (void)p.linear_transposed(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
+    (void)p.rope(rope, q.data(), 9, 1000);
     // Error paths.
     (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
     (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
     (void)p.linear(x.data(), 0, 16, weight.data(), bias.data(), 24, y.data());
+    (void)p.layer_norm(rows.data(), 4, 257, a.data(), b.data(), -1.0f, out.data());
+    (void)p.rope(rope, q.data(), 9, size_t{1} << 24);
     // Fixed shapes.
     (void)(scalar ? fixed.RunScalar(fq, fk, fv, fo) : fixed.Run(fq, fk, fv, fo));
     (void)(scalar ? fixed.AttentionWeightsScalar(fq, fk, fw) : fixed.AttentionWeights(fq, fk, fw));
@@ -198,6 +208,10 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       (void)edgeattn_dot(a.data(), b.data(), 257, &result);
       (void)edgeattn_linear(x.data(), 9, 16, weight.data(), nullptr, 24, y.data());
       (void)edgeattn_add_positional_encoding(x.data(), 9, 16, 0);
+      (void)edgeattn_rms_norm(rows.data(), 4, 257, a.data(), 1e-5f, out.data());
+      (void)edgeattn_layer_norm(rows.data(), 4, 257, a.data(), nullptr, 1e-5f, rows.data());
+      (void)edgeattn_linear_transposed(x.data(), 9, 16, weight.data(), nullptr, 24, y.data());
+      (void)edgeattn_rope(&crope, q.data(), 9, 0);
       (void)edgeattn_simd_target();
       (void)edgeattn_version();
       (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmath>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -84,6 +85,91 @@ TEST_P(LinearTest, BadInputsLeaveOutputUntouched) {
   EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, w + 4), Status::kOverlap);
   EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, b + 1), Status::kOverlap);
   EXPECT_EQ(api().linear(x, 1, 3, w, b, 2, b), Status::kOverlap);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], static_cast<float>(i + 1));
+  EXPECT_EQ(w[4], 1.0f);
+  EXPECT_EQ(b[1], -0.5f);
+}
+
+// ---- linear_transposed: W stored [out][in].
+
+void CheckLinearTransposed(const Api& api, Rng& rng, size_t rows, size_t in, size_t out, bool with_bias,
+                           size_t misalign) {
+  GuardedBuffer x(rows * in, misalign), w(out * in, (misalign + 1) % 4), b(out, (misalign + 2) % 4),
+      y(rows * out, (misalign + 3) % 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = rng.Normal();
+  for (size_t i = 0; i < w.size(); ++i) w[i] = rng.Normal();
+  for (size_t i = 0; i < b.size(); ++i) b[i] = rng.Normal();
+  y.Fill(kNaN);
+  ASSERT_EQ(api.linear_transposed(x.data(), rows, in, w.data(), with_bias ? b.data() : nullptr, out, y.data()),
+            Status::kOk);
+  const double nu = static_cast<double>(in + 1) * kU;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t o = 0; o < out; ++o) {
+      double exact = with_bias ? b[o] : 0.0;
+      double magnitude = with_bias ? std::fabs(b[o]) : 0.0;
+      for (size_t i = 0; i < in; ++i) {
+        exact += static_cast<double>(x[r * in + i]) * w[o * in + i];
+        magnitude += std::fabs(static_cast<double>(x[r * in + i]) * w[o * in + i]);
+      }
+      ASSERT_LE(std::fabs(y[r * out + o] - exact), nu / (1 - nu) * magnitude + static_cast<double>(in + 1) * 0x1p-149)
+          << "rows=" << rows << " in=" << in << " out=" << out << " at [" << r << "][" << o << "]";
+    }
+  }
+  EXPECT_TRUE(x.GuardsIntact() && w.GuardsIntact() && b.GuardsIntact() && y.GuardsIntact());
+}
+
+TEST_P(LinearTest, TransposedEveryInputWidthAndOutputCount) {
+  Rng rng;
+  // in covers every vector tail of the dot products; out every remainder of the four-output groups; rows 1 to 9
+  // the four-row blocks and the rows left over.
+  for (size_t in = 1; in <= kMaxTailTestLength; ++in) {
+    for (bool bias : {false, true}) {
+      CheckLinearTransposed(api(), rng, 1 + in % 9, in, 1 + (in * 3) % 11, bias, in % 4);
+    }
+  }
+}
+
+TEST_P(LinearTest, TransposedModelSizedProjection) {
+  Rng rng;
+  CheckLinearTransposed(api(), rng, 7, 384, 97, true, 1);
+  CheckLinearTransposed(api(), rng, 1, 1000, 65, false, 3);
+  CheckLinearTransposed(api(), rng, 8, 64, 172, true, 2);
+}
+
+TEST_P(LinearTest, TransposedMatchesLinearOnTransposedWeights) {
+  // The same projection in both layouts: W [in][out] for linear, its transpose for linear_transposed. Small
+  // integers make every sum exact, so the two must agree bit for bit.
+  Rng rng;
+  const size_t rows = 5, in = 13, out = 7;
+  std::vector<float> x(rows * in), w(in * out), wt(out * in), b(out), y(rows * out), yt(rows * out);
+  for (float& v : x) v = static_cast<float>(static_cast<int>(rng.Index(9)) - 4);
+  for (size_t i = 0; i < in; ++i) {
+    for (size_t o = 0; o < out; ++o) wt[o * in + i] = w[i * out + o] = static_cast<float>(static_cast<int>(rng.Index(7)) - 3);
+  }
+  for (float& v : b) v = static_cast<float>(rng.Index(5));
+  ASSERT_EQ(api().linear(x.data(), rows, in, w.data(), b.data(), out, y.data()), Status::kOk);
+  ASSERT_EQ(api().linear_transposed(x.data(), rows, in, wt.data(), b.data(), out, yt.data()), Status::kOk);
+  for (size_t k = 0; k < y.size(); ++k) EXPECT_EQ(y[k], yt[k]) << k;
+}
+
+TEST_P(LinearTest, TransposedBadInputsLeaveOutputUntouched) {
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  float w[6] = {1, 0, 0, 1, 1, 1};
+  float b[2] = {0.5f, -0.5f};
+  float y[4] = {7, 7, 7, 7};
+  EXPECT_EQ(api().linear_transposed(nullptr, 2, 3, w, b, 2, y), Status::kNullPointer);
+  EXPECT_EQ(api().linear_transposed(x, 2, 3, nullptr, b, 2, y), Status::kNullPointer);
+  EXPECT_EQ(api().linear_transposed(x, 2, 3, w, b, 2, nullptr), Status::kNullPointer);
+  EXPECT_EQ(api().linear_transposed(x, 0, 3, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear_transposed(x, 2, 0, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear_transposed(x, 2, 3, w, b, 0, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear_transposed(x, SIZE_MAX / 4, 3, w, b, 2, y), Status::kInvalidShape);
+  EXPECT_EQ(api().linear_transposed(x, 2, SIZE_MAX / 2, w, b, 2, y), Status::kInvalidShape);
+  for (float v : y) EXPECT_EQ(v, 7.0f);
+  EXPECT_EQ(api().linear_transposed(x, 2, 3, w, b, 2, x + 1), Status::kOverlap);
+  EXPECT_EQ(api().linear_transposed(x, 1, 3, w, b, 2, w + 4), Status::kOverlap);
+  EXPECT_EQ(api().linear_transposed(x, 1, 3, w, b, 2, b + 1), Status::kOverlap);
+  EXPECT_EQ(api().linear_transposed(x, 1, 3, w, b, 2, b), Status::kOverlap);
   for (int i = 0; i < 6; ++i) EXPECT_EQ(x[i], static_cast<float>(i + 1));
   EXPECT_EQ(w[4], 1.0f);
   EXPECT_EQ(b[1], -0.5f);

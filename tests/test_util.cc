@@ -14,7 +14,10 @@ const Api& ScalarApi() {
   static const Api api = {edgeattn::scalar::Dot,       edgeattn::scalar::Exp,
                           edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
                           edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
-                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding};
+                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
+                          edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
+                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope,
+                          edgeattn::scalar::RopeWithTable};
   return api;
 }
 
@@ -22,7 +25,10 @@ const Api& SimdApi() {
   static const Api api = {edgeattn::Dot,       edgeattn::Exp,
                           edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
                           edgeattn::Attention, edgeattn::AttentionWeights,
-                          edgeattn::Linear,    edgeattn::AddPositionalEncoding};
+                          edgeattn::Linear,    edgeattn::AddPositionalEncoding,
+                          edgeattn::RmsNorm,   edgeattn::LayerNorm,
+                          edgeattn::LinearTransposed, edgeattn::Rope,
+                          edgeattn::RopeWithTable};
   return api;
 }
 

@@ -45,6 +45,11 @@ struct Api {
   Status (*attention_weights)(const edgeattn::AttentionDesc&, const float*, const float*, float*);
   Status (*linear)(const float*, size_t, size_t, const float*, const float*, size_t, float*);
   Status (*add_positional_encoding)(float*, size_t, size_t, size_t);
+  Status (*rms_norm)(const float*, size_t, size_t, const float*, float, float*);
+  Status (*layer_norm)(const float*, size_t, size_t, const float*, const float*, float, float*);
+  Status (*linear_transposed)(const float*, size_t, size_t, const float*, const float*, size_t, float*);
+  Status (*rope)(const edgeattn::RopeDesc&, float*, size_t, size_t);
+  Status (*rope_with_table)(const edgeattn::RopeDesc&, const edgeattn::RopeTableView&, float*, size_t, size_t);
 };
 const Api& ScalarApi();
 const Api& SimdApi();

@@ -116,6 +116,44 @@ edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features,
    else EDGEATTN_ERROR_INVALID_ARGUMENT. |error| <= 1 ULP of the result + (position + 1) * 2^-46. */
 edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position);
 
+/* y = x / sqrt(mean(x^2) + eps) * weight; rows of cols floats; weight NULL = 1; eps >= 0 and finite; y == x allowed.
+   The sum of squares is rescaled by a power of two when needed, so it never overflows or underflows for a finite
+   row. |error| <= (cols/2 + 4) * u * |y| + (cols + 2) * 2^-149 * |weight| per element; inputs below FLT_MIN count
+   as zero on SIMD units that flush subnormals (see norm.h). An all-zero row with eps = 0 gives zeros; a row with
+   an inf or NaN gives NaN. */
+edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y);
+/* y = (x - mean) / sqrt(var + eps) * weight + bias, var the biased (population) variance as PyTorch's LayerNorm;
+   weight NULL = 1, bias NULL = 0; y == x allowed. The mean is carried as a float-float pair, so rows whose mean
+   is far larger than their spread keep full relative accuracy in the centred output; bound in norm.h. A row whose
+   var + eps is 0 gives bias (zeros if bias is NULL). */
+edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
+                                    float eps, float* y);
+
+typedef enum edgeattn_rope_layout {
+  EDGEATTN_ROPE_INTERLEAVED = 0, /* rotates pairs (2i, 2i+1): GPT-J, llama2.c, Meta's llama */
+  EDGEATTN_ROPE_HALF = 1         /* rotates pairs (i, i + rotary_dim/2): GPT-NeoX, Hugging Face llama */
+} edgeattn_rope_layout;
+typedef struct edgeattn_rope_desc {
+  size_t num_heads;
+  size_t head_dim;
+  size_t rotary_dim; /* 0 = head_dim; otherwise even and <= head_dim (partial rotary); the rest pass through */
+  float base;        /* 0 = 10000 */
+  edgeattn_rope_layout layout;
+} edgeattn_rope_desc;
+/* x [seq_len][num_heads][head_dim], rotated in place; token t at position first_position + t; angle of pair i at
+   position p = p * base^(-2i/rotary_dim). The angle is formed and reduced in double precision, so every position
+   below 2^24 is accurate: |error| <= 1 ULP + (p + 1) * 2^-44 * (|x_a| + |x_b|) per element (rope.h).
+   EDGEATTN_ERROR_INVALID_ARGUMENT for an odd rotary_dim (or odd head_dim with rotary_dim 0), rotary_dim >
+   head_dim, a base that is not finite or <= 1 (other than 0), an unknown layout, or first_position + seq_len >
+   2^24. */
+edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position);
+
+/* y = x W^T + b with W stored [out][in], as PyTorch's nn.Linear and llama2.c store it. Same contract and error
+   bound as edgeattn_linear; y must not overlap x, weight or bias. */
+edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,
+                                           const float* weight /* [out][in] */, const float* bias /* NULL or [out] */,
+                                           size_t out_features, float* y /* [rows][out] */);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -6,7 +6,9 @@
 #include "edgeattn/dot.h"
 #include "edgeattn/exp.h"
 #include "edgeattn/linear.h"
+#include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"
+#include "edgeattn/rope.h"
 #include "edgeattn/softmax.h"
 #include "edgeattn/status.h"
 

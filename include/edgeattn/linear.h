@@ -1,4 +1,5 @@
-// Linear projection y = x W + b, to build Q, K and V from embeddings.
+// Linear projections y = x W + b (W stored [in][out]) and y = x W^T + b (W stored [out][in], PyTorch's layout),
+// to build Q, K and V from embeddings and the MLP of a transformer block.
 #ifndef EDGEATTN_LINEAR_H_
 #define EDGEATTN_LINEAR_H_
 
@@ -22,9 +23,19 @@ namespace edgeattn {
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;
 
+// y[r][o] = bias[o] + sum_i x[r][i] * weight[o][i]: y = x W^T + b with weight stored [out_features][in_features],
+// the layout of PyTorch's nn.Linear and llama2.c. Same arguments, errors and error bound as Linear (the bound holds
+// for any summation order): each output is a dot product of a row of x with a row of weight, both contiguous,
+// summed in Lanes-wide partial sums (four interleaved accumulators on the scalar path) with the bias added last.
+// No stack buffer beyond a few dozen bytes.
+[[nodiscard]] Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                      const float* bias, size_t out_features, float* y) noexcept;
+
 namespace scalar {
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;
+[[nodiscard]] Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                      const float* bias, size_t out_features, float* y) noexcept;
 }  // namespace scalar
 
 }  // namespace edgeattn

@@ -23,6 +23,9 @@ static_assert(static_cast<int>(Status::kOverlap) == EDGEATTN_ERROR_OVERLAP, "sta
 static_assert(static_cast<int>(edgeattn::MaskKind::kNone) == EDGEATTN_MASK_NONE &&
                   static_cast<int>(edgeattn::MaskKind::kCausal) == EDGEATTN_MASK_CAUSAL,
               "mask kinds must match");
+static_assert(static_cast<int>(edgeattn::RopeLayout::kInterleaved) == EDGEATTN_ROPE_INTERLEAVED &&
+                  static_cast<int>(edgeattn::RopeLayout::kHalf) == EDGEATTN_ROPE_HALF,
+              "RoPE layouts must match");
 
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
@@ -94,6 +97,31 @@ edgeattn_status edgeattn_linear(const float* x, size_t rows, size_t in_features,
 
 edgeattn_status edgeattn_add_positional_encoding(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   return ToC(edgeattn::AddPositionalEncoding(x, seq_len, d_model, first_position));
+}
+
+edgeattn_status edgeattn_rms_norm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y) {
+  return ToC(edgeattn::RmsNorm(x, rows, cols, weight, eps, y));
+}
+
+edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias,
+                                    float eps, float* y) {
+  return ToC(edgeattn::LayerNorm(x, rows, cols, weight, bias, eps, y));
+}
+
+edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  edgeattn::RopeDesc d;
+  d.num_heads = desc->num_heads;
+  d.head_dim = desc->head_dim;
+  d.rotary_dim = desc->rotary_dim;
+  d.base = desc->base;
+  d.layout = static_cast<edgeattn::RopeLayout>(RawValue(desc->layout));
+  return ToC(edgeattn::Rope(d, x, seq_len, first_position));
+}
+
+edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
+                                           const float* bias, size_t out_features, float* y) {
+  return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
 }
 
 }  // extern "C"

@@ -153,6 +153,122 @@ inline void LinearRows(const float* HWY_RESTRICT x, size_t rows, size_t in, cons
   for (size_t r = block_rows; r < rows; ++r) LinearRowColumns(d, x + r * in, in, w, bias, out, 0, y + r * out);
 }
 
+// ---- linear_transposed: W stored [out][in], so each output is a dot product of a row of x with a row of W,
+// both contiguous. Four rows of x by four rows of W per pass: sixteen FMA chains, eight loads per sixteen FMAs,
+// each vector of x reused by four outputs and each vector of W by four rows. The lanes are summed once per
+// output, after the whole row, and the bias is added last; the error bound of `linear` holds for any order.
+
+// Four rows of W (w0..w3, the same row repeated where fewer than four outputs are left) against four rows of x.
+template <class D>
+HWY_INLINE void LinearTransposedBlock4x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0,
+                                         const float* w1, const float* w2, const float* w3, float sums[4][4]) {
+  const size_t N = hn::Lanes(d);
+  const float* x0 = x;
+  const float* x1 = x0 + in;
+  const float* x2 = x1 + in;
+  const float* x3 = x2 + in;
+  auto a00 = hn::Zero(d), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+  auto a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+  size_t i = 0;
+  for (; i + N <= in; i += N) {
+    const auto v0 = hn::LoadU(d, w0 + i), v1 = hn::LoadU(d, w1 + i), v2 = hn::LoadU(d, w2 + i),
+               v3 = hn::LoadU(d, w3 + i);
+    auto u = hn::LoadU(d, x0 + i);
+    a00 = hn::MulAdd(u, v0, a00), a01 = hn::MulAdd(u, v1, a01), a02 = hn::MulAdd(u, v2, a02);
+    a03 = hn::MulAdd(u, v3, a03);
+    u = hn::LoadU(d, x1 + i);
+    a10 = hn::MulAdd(u, v0, a10), a11 = hn::MulAdd(u, v1, a11), a12 = hn::MulAdd(u, v2, a12);
+    a13 = hn::MulAdd(u, v3, a13);
+    u = hn::LoadU(d, x2 + i);
+    a20 = hn::MulAdd(u, v0, a20), a21 = hn::MulAdd(u, v1, a21), a22 = hn::MulAdd(u, v2, a22);
+    a23 = hn::MulAdd(u, v3, a23);
+    u = hn::LoadU(d, x3 + i);
+    a30 = hn::MulAdd(u, v0, a30), a31 = hn::MulAdd(u, v1, a31), a32 = hn::MulAdd(u, v2, a32);
+    a33 = hn::MulAdd(u, v3, a33);
+  }
+  if (i < in) {  // zero-padded tail: the padding adds 0 * 0
+    const size_t rest = in - i;
+    const auto v0 = LoadTail(d, w0 + i, rest), v1 = LoadTail(d, w1 + i, rest), v2 = LoadTail(d, w2 + i, rest),
+               v3 = LoadTail(d, w3 + i, rest);
+    auto u = LoadTail(d, x0 + i, rest);
+    a00 = hn::MulAdd(u, v0, a00), a01 = hn::MulAdd(u, v1, a01), a02 = hn::MulAdd(u, v2, a02);
+    a03 = hn::MulAdd(u, v3, a03);
+    u = LoadTail(d, x1 + i, rest);
+    a10 = hn::MulAdd(u, v0, a10), a11 = hn::MulAdd(u, v1, a11), a12 = hn::MulAdd(u, v2, a12);
+    a13 = hn::MulAdd(u, v3, a13);
+    u = LoadTail(d, x2 + i, rest);
+    a20 = hn::MulAdd(u, v0, a20), a21 = hn::MulAdd(u, v1, a21), a22 = hn::MulAdd(u, v2, a22);
+    a23 = hn::MulAdd(u, v3, a23);
+    u = LoadTail(d, x3 + i, rest);
+    a30 = hn::MulAdd(u, v0, a30), a31 = hn::MulAdd(u, v1, a31), a32 = hn::MulAdd(u, v2, a32);
+    a33 = hn::MulAdd(u, v3, a33);
+  }
+  sums[0][0] = hn::GetLane(hn::SumOfLanes(d, a00)), sums[0][1] = hn::GetLane(hn::SumOfLanes(d, a01));
+  sums[0][2] = hn::GetLane(hn::SumOfLanes(d, a02)), sums[0][3] = hn::GetLane(hn::SumOfLanes(d, a03));
+  sums[1][0] = hn::GetLane(hn::SumOfLanes(d, a10)), sums[1][1] = hn::GetLane(hn::SumOfLanes(d, a11));
+  sums[1][2] = hn::GetLane(hn::SumOfLanes(d, a12)), sums[1][3] = hn::GetLane(hn::SumOfLanes(d, a13));
+  sums[2][0] = hn::GetLane(hn::SumOfLanes(d, a20)), sums[2][1] = hn::GetLane(hn::SumOfLanes(d, a21));
+  sums[2][2] = hn::GetLane(hn::SumOfLanes(d, a22)), sums[2][3] = hn::GetLane(hn::SumOfLanes(d, a23));
+  sums[3][0] = hn::GetLane(hn::SumOfLanes(d, a30)), sums[3][1] = hn::GetLane(hn::SumOfLanes(d, a31));
+  sums[3][2] = hn::GetLane(hn::SumOfLanes(d, a32)), sums[3][3] = hn::GetLane(hn::SumOfLanes(d, a33));
+}
+
+// One row of x against four rows of W (decode: rows = 1), two accumulators per output so that eight FMA chains
+// hide the FMA latency.
+template <class D>
+HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0,
+                                         const float* w1, const float* w2, const float* w3, float sums[4]) {
+  const size_t N = hn::Lanes(d);
+  auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  size_t i = 0;
+  for (; i + 2 * N <= in; i += 2 * N) {
+    auto u = hn::LoadU(d, x + i);
+    a0 = hn::MulAdd(u, hn::LoadU(d, w0 + i), a0), a1 = hn::MulAdd(u, hn::LoadU(d, w1 + i), a1);
+    a2 = hn::MulAdd(u, hn::LoadU(d, w2 + i), a2), a3 = hn::MulAdd(u, hn::LoadU(d, w3 + i), a3);
+    u = hn::LoadU(d, x + i + N);
+    b0 = hn::MulAdd(u, hn::LoadU(d, w0 + i + N), b0), b1 = hn::MulAdd(u, hn::LoadU(d, w1 + i + N), b1);
+    b2 = hn::MulAdd(u, hn::LoadU(d, w2 + i + N), b2), b3 = hn::MulAdd(u, hn::LoadU(d, w3 + i + N), b3);
+  }
+  for (; i < in; i += N) {
+    const size_t rest = in - i < N ? in - i : N;
+    const auto u = LoadTail(d, x + i, rest);
+    a0 = hn::MulAdd(u, LoadTail(d, w0 + i, rest), a0), a1 = hn::MulAdd(u, LoadTail(d, w1 + i, rest), a1);
+    a2 = hn::MulAdd(u, LoadTail(d, w2 + i, rest), a2), a3 = hn::MulAdd(u, LoadTail(d, w3 + i, rest), a3);
+  }
+  sums[0] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, b0)));
+  sums[1] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a1, b1)));
+  sums[2] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a2, b2)));
+  sums[3] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a3, b3)));
+}
+
+// y = x W^T + bias. Outputs go four at a time; the last group repeats its last row of W (and discards those
+// sums), so every group runs the same sixteen-chain kernel. Rows go four at a time, the rest one at a time.
+inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
+                                 const float* HWY_RESTRICT bias, size_t out, float* HWY_RESTRICT y) {
+  const hn::ScalableTag<float> d;
+  const size_t block_rows = rows / 4 * 4;
+  for (size_t o = 0; o < out; o += 4) {
+    const size_t count = out - o < 4 ? out - o : 4;
+    const float* w0 = w + o * in;
+    const float* w1 = w + (o + (count > 1 ? 1 : 0)) * in;
+    const float* w2 = w + (o + (count > 2 ? 2 : 0)) * in;
+    const float* w3 = w + (o + (count > 3 ? 3 : 0)) * in;
+    float sums[4][4];
+    for (size_t r = 0; r < block_rows; r += 4) {
+      LinearTransposedBlock4x4(d, x + r * in, in, w0, w1, w2, w3, sums);
+      for (size_t k = 0; k < 4; ++k) {
+        for (size_t j = 0; j < count; ++j) {
+          y[(r + k) * out + o + j] = bias != nullptr ? bias[o + j] + sums[k][j] : sums[k][j];
+        }
+      }
+    }
+    for (size_t r = block_rows; r < rows; ++r) {
+      LinearTransposedBlock1x4(d, x + r * in, in, w0, w1, w2, w3, sums[0]);
+      for (size_t j = 0; j < count; ++j) y[r * out + o + j] = bias != nullptr ? bias[o + j] + sums[0][j] : sums[0][j];
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();

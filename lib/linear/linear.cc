@@ -1,4 +1,5 @@
-// Linear entry points: argument checks, then the scalar loops or the dispatched SIMD kernel.
+// Linear and linear_transposed entry points: argument checks (W holds in * out floats in either layout, so one
+// check serves both), then the scalar loops or the dispatched SIMD kernel.
 #include <stddef.h>
 
 #include "edgeattn/linear.h"
@@ -35,6 +36,7 @@ Status CheckLinear(const float* x, size_t rows, size_t in, const float* w, const
 }  // namespace
 
 HWY_EXPORT(LinearRows);
+HWY_EXPORT(LinearTransposedRows);
 
 Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
               size_t out_features, float* y) noexcept {
@@ -43,11 +45,27 @@ Status Linear(const float* x, size_t rows, size_t in_features, const float* weig
   return status;
 }
 
+Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                        size_t out_features, float* y) noexcept {
+  const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) {
+    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, y);
+  }
+  return status;
+}
+
 namespace scalar {
 Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
               size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
   if (status == Status::kOk) internal::LinearScalar(x, rows, in_features, weight, bias, out_features, y);
+  return status;
+}
+
+Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                        size_t out_features, float* y) noexcept {
+  const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) internal::LinearTransposedScalar(x, rows, in_features, weight, bias, out_features, y);
   return status;
 }
 }  // namespace scalar

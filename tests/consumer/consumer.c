@@ -184,6 +184,87 @@ static void check_positional_encoding(void) {
   CHECK(all_equal(x[0], 5, 3.0f));
 }
 
+static void check_norms(void) {
+  const float x[2][4] = {{1, 2, 3, 4}, {10000, 10001, 10002, 10003}};
+  const float weight[4] = {1, 2, 1, 1};
+  const float bias[4] = {0, 0, 0, 1};
+  float y[2][4], z[2][4];
+  double mean_square = (1.0 + 4 + 9 + 16) / 4;
+  int j;
+  CHECK_STATUS(edgeattn_rms_norm(&x[0][0], 2, 4, weight, 0.0f, &y[0][0]), EDGEATTN_OK);
+  for (j = 0; j < 4; ++j) CHECK_NEAR(y[0][j], x[0][j] / sqrt(mean_square) * weight[j], 1e-6);
+  /* Both rows have variance 1.25: the offset row gives the same output to float accuracy. */
+  CHECK_STATUS(edgeattn_layer_norm(&x[0][0], 2, 4, weight, bias, 0.0f, &y[0][0]), EDGEATTN_OK);
+  for (j = 0; j < 4; ++j) {
+    CHECK_NEAR(y[0][j], (j - 1.5) / sqrt(1.25) * weight[j] + bias[j], 1e-6);
+    CHECK_NEAR(y[1][j], y[0][j], 1e-6);
+  }
+  memcpy(z, x, sizeof(z));
+  CHECK_STATUS(edgeattn_layer_norm(&z[0][0], 2, 4, NULL, NULL, 1e-5f, &z[0][0]), EDGEATTN_OK); /* in place */
+  CHECK_NEAR(z[0][3], 1.5 / sqrt(1.25 + 1e-5), 1e-6);
+  for (j = 0; j < 4; ++j) y[0][j] = y[1][j] = 7.0f;
+  CHECK_STATUS(edgeattn_rms_norm(NULL, 2, 4, NULL, 0.0f, &y[0][0]), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_rms_norm(&x[0][0], 0, 4, NULL, 0.0f, &y[0][0]), EDGEATTN_ERROR_INVALID_SHAPE);
+  CHECK_STATUS(edgeattn_rms_norm(&x[0][0], 2, 4, NULL, -1.0f, &y[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_layer_norm(&x[0][0], 2, 4, NULL, NULL, nan_f(), &y[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_layer_norm(&x[0][0], 2, 4, NULL, NULL, inf_f(), &y[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_layer_norm(&z[0][0], 1, 4, NULL, NULL, 0.0f, &z[0][1]), EDGEATTN_ERROR_OVERLAP);
+  CHECK(all_equal(&y[0][0], 8, 7.0f));
+}
+
+static void check_rope(void) {
+  edgeattn_rope_desc desc;
+  float x[2][4] = {{1, 0, 0, 1}, {1, 0, 0, 1}}, keep[2][4];
+  desc.num_heads = 1;
+  desc.head_dim = 4;
+  desc.rotary_dim = 0;
+  desc.base = 0.0f;
+  desc.layout = EDGEATTN_ROPE_INTERLEAVED;
+  /* token 0 at position 1: pair 0 turns by 1 rad, pair 1 by 10000^(-1/2) = 0.01 rad; token 1 at position 2 */
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 2, 1), EDGEATTN_OK);
+  CHECK_NEAR(x[0][0], cos(1.0), 1e-7);
+  CHECK_NEAR(x[0][1], sin(1.0), 1e-7);
+  CHECK_NEAR(x[0][2], -sin(0.01), 1e-7);
+  CHECK_NEAR(x[0][3], cos(0.01), 1e-7);
+  CHECK_NEAR(x[1][0], cos(2.0), 1e-7);
+  CHECK_NEAR(x[1][1], sin(2.0), 1e-7);
+  /* The half layout pairs (0, 2) and (1, 3). */
+  x[0][0] = 1, x[0][1] = 0, x[0][2] = 0, x[0][3] = 0;
+  desc.layout = EDGEATTN_ROPE_HALF;
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 1, 1), EDGEATTN_OK);
+  CHECK_NEAR(x[0][0], cos(1.0), 1e-7);
+  CHECK_NEAR(x[0][2], sin(1.0), 1e-7);
+  CHECK(x[0][1] == 0.0f && x[0][3] == 0.0f);
+  memcpy(keep, x, sizeof(keep));
+  CHECK_STATUS(edgeattn_rope(NULL, &x[0][0], 1, 0), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_rope(&desc, NULL, 1, 0), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 0, 0), EDGEATTN_ERROR_INVALID_SHAPE);
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 1, (size_t)1 << 24), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  desc.rotary_dim = 3;
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 1, 0), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  desc.rotary_dim = 2;
+  desc.base = 1.0f;
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 1, 0), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  desc.base = 0.0f;
+  desc.layout = (edgeattn_rope_layout)7;
+  CHECK_STATUS(edgeattn_rope(&desc, &x[0][0], 1, 0), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(memcmp(keep, x, sizeof(keep)) == 0);
+}
+
+static void check_linear_transposed(void) {
+  const float x[2][3] = {{1, 2, 3}, {4, 5, 6}};
+  const float w[2][3] = {{1, 0, 1}, {0, 1, 1}}; /* [out][in]: the transpose of check_linear's W */
+  const float bias[2] = {0.5f, -0.5f};
+  float y[2][2] = {{7, 7}, {7, 7}};
+  CHECK_STATUS(edgeattn_linear_transposed(&x[0][0], 2, 3, &w[0][0], bias, 2, &y[0][0]), EDGEATTN_OK);
+  CHECK(y[0][0] == 4.5f && y[0][1] == 4.5f && y[1][0] == 10.5f && y[1][1] == 10.5f);
+  y[0][0] = y[0][1] = y[1][0] = y[1][1] = 7.0f;
+  CHECK_STATUS(edgeattn_linear_transposed(NULL, 2, 3, &w[0][0], bias, 2, &y[0][0]), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_linear_transposed(&x[0][0], 2, 0, &w[0][0], bias, 2, &y[0][0]), EDGEATTN_ERROR_INVALID_SHAPE);
+  CHECK_STATUS(edgeattn_linear_transposed(&y[0][0], 1, 2, &w[0][0], NULL, 2, &y[0][0] + 1), EDGEATTN_ERROR_OVERLAP);
+  CHECK(all_equal(&y[0][0], 4, 7.0f));
+}
+
 static void check_attention_seeds(void) {
   float q[4][3], k[4][3], v[4][3], out[4][3], weights[4][4], out8[4][8], q2[3][4], k2[3][4], v2[3][4], out2[3][4];
   unsigned char workspace[512];
@@ -338,6 +419,9 @@ int main(void) {
   check_softmax();
   check_linear();
   check_positional_encoding();
+  check_norms();
+  check_rope();
+  check_linear_transposed();
   check_attention_seeds();
   check_attention_masks_and_heads();
   check_attention_errors();
