@@ -63,10 +63,18 @@ std::vector<float> Generate(uint32_t seed, int tensor, size_t n, Kind kind, int 
   for (size_t i = 0; i < n; ++i) {
     const float u = GeneratorU(seed, static_cast<uint32_t>(tensor), static_cast<uint32_t>(i));
     switch (kind) {
-      case Kind::kWeight: out[i] = std::ldexp(u, -k); break;
-      case Kind::kNormWeight: out[i] = 1.0f + u * 0.25f; break;
-      case Kind::kNormBias: out[i] = u * 0.25f; break;
-      case Kind::kInput: out[i] = u; break;
+      case Kind::kWeight:
+        out[i] = std::ldexp(u, -k);
+        break;
+      case Kind::kNormWeight:
+        out[i] = 1.0f + u * 0.25f;
+        break;
+      case Kind::kNormBias:
+        out[i] = u * 0.25f;
+        break;
+      case Kind::kInput:
+        out[i] = u;
+        break;
     }
   }
   return out;
@@ -92,26 +100,41 @@ struct Kernels {
 };
 
 const Kernels kScalarKernels = {
-    edgeattn::scalar::LayerNorm,       edgeattn::scalar::RmsNorm,          edgeattn::scalar::LinearTransposed,
-    edgeattn::scalar::Rope,            edgeattn::scalar::ActivationApply,  edgeattn::scalar::GatedActivation,
-    edgeattn::scalar::Add,             edgeattn::scalar::AttentionWorkspaceSize, edgeattn::scalar::Attention,
+    edgeattn::scalar::LayerNorm,
+    edgeattn::scalar::RmsNorm,
+    edgeattn::scalar::LinearTransposed,
+    edgeattn::scalar::Rope,
+    edgeattn::scalar::ActivationApply,
+    edgeattn::scalar::GatedActivation,
+    edgeattn::scalar::Add,
+    edgeattn::scalar::AttentionWorkspaceSize,
+    edgeattn::scalar::Attention,
 #if EDGEATTN_BLOCK_TEST_KV_CACHE
-    edgeattn::scalar::AttentionCachedWorkspaceSize, edgeattn::scalar::AttentionCached,
+    edgeattn::scalar::AttentionCachedWorkspaceSize,
+    edgeattn::scalar::AttentionCached,
 #endif
 };
 const Kernels kSimdKernels = {
-    edgeattn::LayerNorm,       edgeattn::RmsNorm,          edgeattn::LinearTransposed,
-    edgeattn::Rope,            edgeattn::ActivationApply,  edgeattn::GatedActivation,
-    edgeattn::Add,             edgeattn::AttentionWorkspaceSize, edgeattn::Attention,
+    edgeattn::LayerNorm,
+    edgeattn::RmsNorm,
+    edgeattn::LinearTransposed,
+    edgeattn::Rope,
+    edgeattn::ActivationApply,
+    edgeattn::GatedActivation,
+    edgeattn::Add,
+    edgeattn::AttentionWorkspaceSize,
+    edgeattn::Attention,
 #if EDGEATTN_BLOCK_TEST_KV_CACHE
-    edgeattn::AttentionCachedWorkspaceSize, edgeattn::AttentionCached,
+    edgeattn::AttentionCachedWorkspaceSize,
+    edgeattn::AttentionCached,
 #endif
 };
 
-#define BLOCK_CHECK_OK(call)                                                                               \
-  do {                                                                                                     \
-    const Status status_ = (call);                                                                         \
-    if (status_ != Status::kOk) return ::testing::AssertionFailure() << #call << " gave status " << static_cast<int>(status_); \
+#define BLOCK_CHECK_OK(call)                                                                         \
+  do {                                                                                               \
+    const Status status_ = (call);                                                                   \
+    if (status_ != Status::kOk)                                                                      \
+      return ::testing::AssertionFailure() << #call << " gave status " << static_cast<int>(status_); \
   } while (0)
 
 // Every row of got [rows][cols] within kRowTolerance (relative L2) of want; *worst gets the largest row error.
@@ -176,8 +199,8 @@ constexpr float kLayerNormEps = 1e-5f;
   BLOCK_CHECK_OK(k.layer_norm(w.x.data(), s.seq, s.d, w.n1_w.data(), w.n1_b.data(), kLayerNormEps, h.data()));
   float* qkv[3] = {q.data(), key.data(), value.data()};
   for (size_t i = 0; i < 3; ++i) {
-    BLOCK_CHECK_OK(k.linear_transposed(h.data(), s.seq, s.d, w.in_w.data() + i * s.d * s.d, w.in_b.data() + i * s.d,
-                                       s.d, qkv[i]));
+    BLOCK_CHECK_OK(
+        k.linear_transposed(h.data(), s.seq, s.d, w.in_w.data() + i * s.d * s.d, w.in_b.data() + i * s.d, s.d, qkv[i]));
   }
   const AttentionDesc desc = MakeDesc(s.seq, s.seq, s.d / s.heads, s.d / s.heads, MaskKind::kNone, s.heads);
   std::vector<unsigned char> workspace(k.attention_workspace_size(desc));
@@ -323,7 +346,8 @@ class Decoder {
   }
   if (auto r = RowsMatch(y.data(), s.output, s.prefill, s.dim, worst); !r) return r << " (prefill)";
   for (size_t t = s.prefill; t < s.total(); ++t) {
-    if (auto r = decoder.Forward(w.x.data() + t * s.dim, 1, y.data() + t * s.dim); !r) return r << " (step " << t << ")";
+    if (auto r = decoder.Forward(w.x.data() + t * s.dim, 1, y.data() + t * s.dim); !r)
+      return r << " (step " << t << ")";
     if (auto r = RowsMatch(y.data() + t * s.dim, s.output + t * s.dim, 1, s.dim, worst); !r) {
       return r << " (decode step " << t - s.prefill << ", position " << t << ")";
     }
@@ -332,13 +356,13 @@ class Decoder {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-#define BLOCK_ENCODER_SHAPE(P)                                                                          \
-  EncoderShape {                                                                                        \
+#define BLOCK_ENCODER_SHAPE(P)                                                                                 \
+  EncoderShape {                                                                                               \
     P##_D_MODEL, P##_HEADS, P##_FFN, P##_SEQ, P##_K_SELF_ATTN_IN_PROJ_WEIGHT, P##_K_SELF_ATTN_OUT_PROJ_WEIGHT, \
-        P##_K_LINEAR1_WEIGHT, P##_K_LINEAR2_WEIGHT, nullptr, nullptr                                     \
+        P##_K_LINEAR1_WEIGHT, P##_K_LINEAR2_WEIGHT, nullptr, nullptr                                           \
   }
-#define BLOCK_DECODER_SHAPE(P)                                                                                   \
-  DecoderShape {                                                                                                 \
+#define BLOCK_DECODER_SHAPE(P)                                                                                  \
+  DecoderShape {                                                                                                \
     P##_DIM, P##_HEADS, P##_KV_HEADS, P##_HD, P##_HIDDEN, P##_PREFILL, P##_STEPS, P##_K_WQ, P##_K_WK, P##_K_WV, \
         P##_K_WO, P##_K_W1, P##_K_W2, P##_K_W3, nullptr, nullptr                                                \
   }
