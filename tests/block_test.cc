@@ -373,6 +373,12 @@ EncoderShape EncoderTiny() {
   s.first_weights = block_encoder_tiny_first_weights;
   return s;
 }
+EncoderShape EncoderSmall() {
+  EncoderShape s = BLOCK_ENCODER_SHAPE(BLOCK_ENCODER_SMALL);
+  s.output = &block_encoder_small_output[0][0];
+  s.first_weights = block_encoder_small_first_weights;
+  return s;
+}
 DecoderShape DecoderTiny() {
   DecoderShape s = BLOCK_DECODER_SHAPE(BLOCK_DECODER_TINY);
   s.output = &block_decoder_tiny_output[0][0];
@@ -428,9 +434,10 @@ EDGEATTN_INSTANTIATE_PATHS(BlockTest);
 
 // The port of the generator gives the script's numbers (else every comparison below would fail for that reason).
 TEST_P(BlockTest, GeneratorPortMatchesTheScript) {
-  const EncoderShape e = EncoderTiny();
-  const std::vector<float> in_w = Generate(BLOCK_ENCODER_SEED, 0, 4, Kind::kWeight, e.k_in);
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(in_w[i], e.first_weights[i]) << i;
+  for (const EncoderShape& e : {EncoderTiny(), EncoderSmall()}) {
+    const std::vector<float> in_w = Generate(BLOCK_ENCODER_SEED, 0, 4, Kind::kWeight, e.k_in);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(in_w[i], e.first_weights[i]) << i;
+  }
   for (const DecoderShape& d : {DecoderTiny(), DecoderStories260k()}) {
     const std::vector<float> wq = Generate(BLOCK_DECODER_SEED, BLOCK_DECODER_TENSOR_WQ, 4, Kind::kWeight, d.k_wq);
     for (size_t i = 0; i < 4; ++i) EXPECT_EQ(wq[i], d.first_weights[i]) << i;
@@ -443,6 +450,10 @@ TEST_P(BlockTest, GeneratorPortMatchesTheScript) {
 }
 
 TEST_P(BlockTest, EncoderLayerTinyMatchesPyTorch) { CheckEncoder(EncoderTiny(), "encoder tiny (d 8, 2 heads)"); }
+
+TEST_P(BlockTest, EncoderLayerSmallMatchesPyTorch) {
+  CheckEncoder(EncoderSmall(), "encoder small (d 64, 4 heads, FFN 256)");
+}
 
 TEST_P(BlockTest, DecoderLayerTinyPrefillAndDecodeMatchPyTorch) {
   CheckDecoder(DecoderTiny(), "decoder tiny (dim 16, 4 heads over 2 KV heads)");

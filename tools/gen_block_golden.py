@@ -87,10 +87,12 @@ DECODER_TENSORS = [
     ("w3", lambda s: (s["hidden"], s["dim"]), "w", lambda s: s["dim"]),
 ]
 
-# "tiny" runs on every platform; "whisper_tiny" is Whisper-tiny's block (d_model 384, 6 heads, FFN 1536) on a short
-# sequence, for the hosted platforms.
+# "tiny" and "small" (also the encoder example's, examples/layers/encoder_layer.c) run on every platform;
+# "whisper_tiny" is Whisper-tiny's block (d_model 384, 6 heads, FFN 1536) on a short sequence, for the hosted
+# platforms.
 ENCODER_SHAPES = [
     dict(name="tiny", d=8, heads=2, ffn=16, seq=4, small=True),
+    dict(name="small", d=64, heads=4, ffn=256, seq=8, small=True),
     dict(name="whisper_tiny", d=384, heads=6, ffn=1536, seq=6, small=False),
 ]
 
