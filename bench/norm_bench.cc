@@ -28,7 +28,9 @@ const NormInputs& NormInputs::Get(const NormShape& shape) {
 }
 
 NormInputs::NormInputs(const NormShape& s)
-    : shape(s), x(Random(s.rows * s.cols, -0.5f, 1.5f, 701)), weight(Random(s.cols, 0.5f, 1.5f, 702)),
+    : shape(s),
+      x(Random(s.rows * s.cols, -0.5f, 1.5f, 701)),
+      weight(Random(s.cols, 0.5f, 1.5f, 702)),
       bias(Random(s.cols, -1, 1, 703)) {}
 
 namespace {
@@ -134,10 +136,10 @@ void LayerNorm(benchmark::State& state, bool scalar, int64_t target, const NormS
   const NormInputs& in = NormInputs::Get(s);
   Floats y(s.rows * s.cols);
   auto run = [&] {
-    return scalar ? edgeattn::scalar::LayerNorm(in.x.data(), s.rows, s.cols, in.weight.data(), in.bias.data(),
-                                                kNormEps, y.data())
-                  : edgeattn::LayerNorm(in.x.data(), s.rows, s.cols, in.weight.data(), in.bias.data(), kNormEps,
-                                        y.data());
+    return scalar
+               ? edgeattn::scalar::LayerNorm(in.x.data(), s.rows, s.cols, in.weight.data(), in.bias.data(), kNormEps,
+                                             y.data())
+               : edgeattn::LayerNorm(in.x.data(), s.rows, s.cols, in.weight.data(), in.bias.data(), kNormEps, y.data());
   };
   if (!Ok(state, run())) return;
   TimeIfRight(state, LayerNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(s.rows * s.cols));

@@ -162,6 +162,8 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
   edgeattn::RopeDesc rope;
   rope.num_heads = 4, rope.head_dim = 16, rope.layout = edgeattn::RopeLayout::kHalf;
   const edgeattn_rope_desc crope = {4, 16, 8, 0.0f, EDGEATTN_ROPE_INTERLEAVED};
+  static constexpr edgeattn::RopeTable<12, 16> kTable = edgeattn::MakeRopeTable<12, 16>();
+  const edgeattn::RopeTableView table = kTable.View();
   edgeattn::AttentionDesc d = MakeDesc(9, 33, 16, 24, edgeattn::MaskKind::kCausal, 4, 2);
   d.additive_mask = mask.data();
   edgeattn_attention_desc cd = {9, 33, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, mask.data()};
@@ -189,6 +191,7 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
     (void)p.layer_norm(rows.data(), 4, 257, a.data(), b.data(), 1e-5f, out.data());
     (void)p.linear_transposed(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.rope(rope, q.data(), 9, 1000);
+    (void)p.rope_with_table(rope, table, q.data(), 9, 3);
     // Error paths.
     (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
     (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
@@ -212,6 +215,9 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       (void)edgeattn_layer_norm(rows.data(), 4, 257, a.data(), nullptr, 1e-5f, rows.data());
       (void)edgeattn_linear_transposed(x.data(), 9, 16, weight.data(), nullptr, 24, y.data());
       (void)edgeattn_rope(&crope, q.data(), 9, 0);
+      const edgeattn_rope_table ctable = {out.data(), 8, 0, 37};
+      (void)edgeattn_rope_table_fill(8, 0.0f, 0, 37, out.data());
+      (void)edgeattn_rope_with_table(&crope, &ctable, q.data(), 9, 0);
       (void)edgeattn_simd_target();
       (void)edgeattn_version();
       (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);

@@ -144,7 +144,8 @@ TEST_P(LinearTest, TransposedMatchesLinearOnTransposedWeights) {
   std::vector<float> x(rows * in), w(in * out), wt(out * in), b(out), y(rows * out), yt(rows * out);
   for (float& v : x) v = static_cast<float>(static_cast<int>(rng.Index(9)) - 4);
   for (size_t i = 0; i < in; ++i) {
-    for (size_t o = 0; o < out; ++o) wt[o * in + i] = w[i * out + o] = static_cast<float>(static_cast<int>(rng.Index(7)) - 3);
+    for (size_t o = 0; o < out; ++o)
+      wt[o * in + i] = w[i * out + o] = static_cast<float>(static_cast<int>(rng.Index(7)) - 3);
   }
   for (float& v : b) v = static_cast<float>(rng.Index(5));
   ASSERT_EQ(api().linear(x.data(), rows, in, w.data(), b.data(), out, y.data()), Status::kOk);

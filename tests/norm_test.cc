@@ -41,7 +41,8 @@ struct NormCase {
 // Fills x, weight and bias, runs the kernel, checks every element against its bound; returns the largest
 // relative L2 error of a row (of y - bias, the normalised part).
 double CheckRms(const Api& api, const NormCase& c, std::vector<float> x_values, Rng& rng, double tiny) {
-  GuardedBuffer x(c.rows * c.cols, c.misalign), w(c.cols, (c.misalign + 1) % 4), y(c.rows * c.cols, (c.misalign + 2) % 4);
+  GuardedBuffer x(c.rows * c.cols, c.misalign), w(c.cols, (c.misalign + 1) % 4),
+      y(c.rows * c.cols, (c.misalign + 2) % 4);
   for (size_t i = 0; i < x.size(); ++i) x[i] = x_values[i];
   for (size_t j = 0; j < c.cols; ++j) w[j] = rng.Normal();
   y.Fill(kNaN);
@@ -79,9 +80,9 @@ double CheckLayer(const Api& api, const NormCase& c, std::vector<float> x_values
   for (size_t j = 0; j < c.cols; ++j) w[j] = rng.Normal(), b[j] = rng.Normal();
   y.Fill(kNaN);
   float* out = c.in_place ? x.data() : y.data();
-  EXPECT_EQ(api.layer_norm(x.data(), c.rows, c.cols, c.weight ? w.data() : nullptr, c.bias ? b.data() : nullptr,
-                           c.eps, out),
-            Status::kOk);
+  EXPECT_EQ(
+      api.layer_norm(x.data(), c.rows, c.cols, c.weight ? w.data() : nullptr, c.bias ? b.data() : nullptr, c.eps, out),
+      Status::kOk);
   double worst = 0.0;
   for (size_t r = 0; r < c.rows; ++r) {
     const float* xr = x_values.data() + r * c.cols;
@@ -102,8 +103,9 @@ double CheckLayer(const Api& api, const NormCase& c, std::vector<float> x_values
       const float got = out[r * c.cols + j];
       const Real err = std::fabs(static_cast<Real>(got) - exact);
       const Real n = static_cast<Real>(c.cols);
-      const Real bound = std::fabs(wj) * rho * ((n / 2 + 7) * kU * std::fabs(xr[j] - mu) + (n + 8) * 0x1p-46 * max_abs) +
-                         kU * std::fabs(exact) + (n + 2) * tiny * std::fabs(wj) * (1 + rho);
+      const Real bound =
+          std::fabs(wj) * rho * ((n / 2 + 7) * kU * std::fabs(xr[j] - mu) + (n + 8) * 0x1p-46 * max_abs) +
+          kU * std::fabs(exact) + (n + 2) * tiny * std::fabs(wj) * (1 + rho);
       EXPECT_LE(err, bound) << "cols=" << c.cols << " row " << r << " col " << j << " got " << got << " exact "
                             << static_cast<double>(exact);
       if (err > bound) return 1.0;
@@ -127,8 +129,8 @@ TEST_P(NormTest, RmsNormEveryWidthMisalignedWithAndWithoutWeight) {
   Rng rng;
   for (size_t cols = 1; cols <= kMaxTailTestLength; ++cols) {
     for (int variant = 0; variant < 4; ++variant) {
-      const NormCase c{1 + cols % 3, cols, (variant & 1) != 0, false, (variant & 2) != 0, cols % 4,
-                       variant == 3 ? 0.0f : 1e-5f};
+      const NormCase c{1 + cols % 3,       cols,     (variant & 1) != 0,         false,
+                       (variant & 2) != 0, cols % 4, variant == 3 ? 0.0f : 1e-5f};
       CheckRms(api(), c, NormalRows(rng, c.rows * cols, 0.0f, 1.0f), rng, Tiny());
     }
   }
@@ -142,8 +144,8 @@ TEST_P(NormTest, LayerNormEveryWidthMisalignedWithAndWithoutWeightAndBias) {
   Rng rng;
   for (size_t cols = 1; cols <= kMaxTailTestLength; ++cols) {
     for (int variant = 0; variant < 8; ++variant) {
-      const NormCase c{1 + cols % 3, cols, (variant & 1) != 0, (variant & 2) != 0, (variant & 4) != 0, cols % 4,
-                       variant == 5 ? 0.0f : 1e-5f};
+      const NormCase c{1 + cols % 3,       cols,     (variant & 1) != 0,         (variant & 2) != 0,
+                       (variant & 4) != 0, cols % 4, variant == 5 ? 0.0f : 1e-5f};
       CheckLayer(api(), c, NormalRows(rng, c.rows * cols, rng.Normal(2.0f), 1.0f), rng, Tiny());
     }
   }
@@ -178,8 +180,7 @@ TEST_P(NormTest, HugeAndTinyRowsNeitherOverflowNorUnderflow) {
       const std::vector<float> values = NormalRows(rng, 2 * cols, 0.0f, sigma);
       const double rms_worst = CheckRms(api(), NormCase{2, cols, true, false, false, 0, 0.0f}, values, rng, Tiny());
       EXPECT_LE(rms_worst, 1e-5) << "rms cols=" << cols << " sigma=" << sigma;
-      const double layer_worst =
-          CheckLayer(api(), NormCase{2, cols, true, true, false, 0, 0.0f}, values, rng, Tiny());
+      const double layer_worst = CheckLayer(api(), NormCase{2, cols, true, true, false, 0, 0.0f}, values, rng, Tiny());
       EXPECT_LE(layer_worst, cols == 1 ? 1.0 : 1e-5) << "layer cols=" << cols << " sigma=" << sigma;
     }
   }

@@ -51,15 +51,17 @@ double CheckRope(const Api& api, Rng& rng, const RopeDesc& desc, size_t seq_len,
       for (size_t i = 0; i < rotary / 2; ++i) {
         const size_t ia = desc.layout == RopeLayout::kHalf ? i : 2 * i;
         const size_t ib = desc.layout == RopeLayout::kHalf ? i + rotary / 2 : 2 * i + 1;
-        const long double angle =
-            static_cast<long double>(p) * std::pow(base, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
+        const long double angle = static_cast<long double>(p) *
+                                  std::pow(base, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
         const long double c = std::cos(angle), s = std::sin(angle);
         const long double xa = before[offset + ia], xb = before[offset + ib];
         const long double exact[2] = {xa * c - xb * s, xb * c + xa * s};
         const float got[2] = {x[offset + ia], x[offset + ib]};
         for (int k = 0; k < 2; ++k) {
           const double e = static_cast<double>(exact[k]);
-          const double bound = UlpOf(e) + static_cast<double>(p + 1) * 0x1p-44 * static_cast<double>(std::fabs(xa) + std::fabs(xb)) + 0x1p-149;
+          const double bound =
+              UlpOf(e) + static_cast<double>(p + 1) * 0x1p-44 * static_cast<double>(std::fabs(xa) + std::fabs(xb)) +
+              0x1p-149;
           const double err = static_cast<double>(std::fabs(static_cast<long double>(got[k]) - exact[k]));
           EXPECT_LE(err, bound) << "p=" << p << " head " << h << " pair " << i << " member " << k << " got " << got[k]
                                 << " exact " << e;
@@ -85,7 +87,7 @@ TEST_P(RopeTest, BothLayoutsEveryHeadWidthPartialRotary) {
       CheckRope(api(), rng, desc, 1 + head_dim % 5, rng.Index(4096), head_dim % 4);
     }
     CheckRope(api(), rng, MakeRope(8, 64, 0, 0.0f, layout), 17, 100, 1);
-    CheckRope(api(), rng, MakeRope(6, 128, 32, 0.0f, layout), 3, 2047, 0);  // partial rotary, GPT-NeoX style
+    CheckRope(api(), rng, MakeRope(6, 128, 32, 0.0f, layout), 3, 2047, 0);   // partial rotary, GPT-NeoX style
     CheckRope(api(), rng, MakeRope(2, 8, 8, 1.0001f, layout), 5, 12345, 2);  // base barely above 1
     CheckRope(api(), rng, MakeRope(2, 8, 8, 3.0e38f, layout), 5, 12345, 2);  // frequencies down to 1e-38
   }
@@ -100,7 +102,8 @@ TEST_P(RopeTest, AccurateAtPositionsNear2To24) {
     const size_t last = edgeattn::kMaxPositions;
     worst = std::max(worst, CheckRope(api(), rng, MakeRope(2, 64, 0, 0.0f, layout), 9, last - 9, 1));
     worst = std::max(worst, CheckRope(api(), rng, MakeRope(1, 128, 0, 500000.0f, layout), 4, last - 1000, 3));
-    worst = std::max(worst, CheckRope(api(), rng, MakeRope(3, 34, 0, 0.0f, layout), 2, (last >> 1) + rng.Index(1000), 0));
+    worst =
+        std::max(worst, CheckRope(api(), rng, MakeRope(3, 34, 0, 0.0f, layout), 2, (last >> 1) + rng.Index(1000), 0));
     for (int k = 0; k < 8; ++k) {
       worst = std::max(worst, CheckRope(api(), rng, MakeRope(1, 16, 0, 0.0f, layout), 1, rng.Index(last), 2));
     }
@@ -126,7 +129,9 @@ TEST_P(RopeTest, HalfLayoutIsInterleavedOnPermutedElements) {
   std::vector<float> half(seq * heads * head_dim), interleaved(half.size());
   for (float& v : half) v = rng.Normal();
   // Element i of the half layout's first half goes to 2i, element i + rotary/2 to 2i + 1.
-  const auto to_interleaved = [&](size_t j) { return j >= rotary ? j : j < rotary / 2 ? 2 * j : 2 * (j - rotary / 2) + 1; };
+  const auto to_interleaved = [&](size_t j) {
+    return j >= rotary ? j : j < rotary / 2 ? 2 * j : 2 * (j - rotary / 2) + 1;
+  };
   for (size_t k = 0; k < half.size(); ++k) {
     const size_t base = k / head_dim * head_dim;
     interleaved[base + to_interleaved(k % head_dim)] = half[k];
@@ -175,7 +180,8 @@ TEST_P(RopeTest, BadInputsLeaveXUntouched) {
 constexpr edgeattn::RopeTable<48, 16> kConstexprTable = edgeattn::MakeRopeTable<48, 16>(10000.0f);
 
 long double ExactAngle(size_t p, size_t i, size_t rotary, long double base) {
-  return static_cast<long double>(p) * std::pow(base, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
+  return static_cast<long double>(p) *
+         std::pow(base, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
 }
 
 TEST(RopeTableTest, EntriesWithinHalfUlpAndConstexprEqualsFill) {
@@ -197,7 +203,8 @@ TEST(RopeTableTest, EntriesWithinHalfUlpAndConstexprEqualsFill) {
         for (int k = 0; k < 2; ++k) {
           const double e = static_cast<double>(exact[k]);
           const float got = table[r * rotary + 2 * i + static_cast<size_t>(k)];
-          EXPECT_LE(std::fabs(static_cast<double>(got) - e), 0.5 * UlpOf(e) + static_cast<double>(p + 1) * 0x1p-46 + 0x1p-149)
+          EXPECT_LE(std::fabs(static_cast<double>(got) - e),
+                    0.5 * UlpOf(e) + static_cast<double>(p + 1) * 0x1p-46 + 0x1p-149)
               << "p=" << p << " pair " << i << (k == 0 ? " cos" : " sin");
         }
       }
@@ -232,11 +239,15 @@ TEST_P(RopeTest, WithTableWithinItsBound) {
         for (size_t h = 0; h < c.desc.num_heads; ++h) {
           const size_t o = t * stride + h * c.desc.head_dim;
           for (size_t i = 0; i < rotary / 2; ++i) {
-            const size_t ia = layout == RopeLayout::kHalf ? i : 2 * i, ib = layout == RopeLayout::kHalf ? i + rotary / 2 : 2 * i + 1;
+            const size_t ia = layout == RopeLayout::kHalf ? i : 2 * i,
+                         ib = layout == RopeLayout::kHalf ? i + rotary / 2 : 2 * i + 1;
             const long double angle = ExactAngle(p, i, rotary, 10000.0L);
             const long double xa = before[o + ia], xb = before[o + ib];
-            const long double exact[2] = {xa * std::cos(angle) - xb * std::sin(angle), xb * std::cos(angle) + xa * std::sin(angle)};
-            const double bound = (3 * kU + static_cast<double>(p + 1) * 0x1p-46) * static_cast<double>(std::fabs(xa) + std::fabs(xb)) + 0x1p-149;
+            const long double exact[2] = {xa * std::cos(angle) - xb * std::sin(angle),
+                                          xb * std::cos(angle) + xa * std::sin(angle)};
+            const double bound =
+                (3 * kU + static_cast<double>(p + 1) * 0x1p-46) * static_cast<double>(std::fabs(xa) + std::fabs(xb)) +
+                0x1p-149;
             EXPECT_LE(std::fabs(static_cast<double>(x[o + ia]) - static_cast<double>(exact[0])), bound) << "p=" << p;
             EXPECT_LE(std::fabs(static_cast<double>(x[o + ib]) - static_cast<double>(exact[1])), bound) << "p=" << p;
           }
@@ -259,7 +270,7 @@ TEST_P(RopeTest, WithTableBadInputsLeaveXUntouched) {
   EXPECT_EQ(api().rope_with_table(desc, null_table, x, 2, 0), Status::kNullPointer);
   EXPECT_EQ(api().rope_with_table(desc, table, x, 0, 0), Status::kInvalidShape);
   EXPECT_EQ(api().rope_with_table(MakeRope(1, 16, 8, 0.0f, RopeLayout::kInterleaved), table, x, 2, 0),
-            Status::kInvalidArgument);  // rotary 8 against a table of 16
+            Status::kInvalidArgument);                                                // rotary 8 against a table of 16
   EXPECT_EQ(api().rope_with_table(desc, table, x, 2, 47), Status::kInvalidArgument);  // position 48 is not there
   EXPECT_EQ(api().rope_with_table(desc, table, x, 1, 48), Status::kInvalidArgument);
   edgeattn::RopeTableView later = table;

@@ -156,8 +156,42 @@ def encoder_golden(s):
                 exponents[name] = scale_exponent(fan_in)
         x = make_tensor(ENCODER_SEED, len(ENCODER_TENSORS), (s["seq"], s["d"]), "x", None)
         y = layer(x.unsqueeze(0)).squeeze(0)
+        explicit = explicit_encoder_layer(params, x, s["d"], s["heads"])
+        worst = ((explicit - y).norm(dim=-1) / y.norm(dim=-1)).max().item()
+        assert worst < 1e-12, "the module and the explicit composition differ: %g" % worst
     first = [mix(ENCODER_SEED, 0, i) * 2.0**-scale_exponent(s["d"]) for i in range(4)]
     return exponents, first, y
+
+
+def explicit_encoder_layer(params, x, d, heads):
+    """The same layer from explicit float64 operations, in the order an edgeattn composition runs them: the
+    check that the module computes what the golden file's comment says (pre-norm, in_proj rows q, k, v, heads
+    of d/heads columns, scale 1/sqrt(d/heads), GELU with erf, population variance with eps 1e-5)."""
+    p = {k: v.detach() for k, v in params.items()}
+
+    def layer_norm(v, w, b):
+        mean = v.mean(-1, keepdim=True)
+        var = ((v - mean) ** 2).mean(-1, keepdim=True)
+        return (v - mean) / torch.sqrt(var + 1e-5) * w + b
+
+    def linear(v, w, b):  # y = x W^T + b, W [out][in]: edgeattn_linear_transposed
+        return v @ w.T + b
+
+    seq = x.shape[0]
+    hd = d // heads
+    h = layer_norm(x, p["norm1.weight"], p["norm1.bias"])
+    qkv = linear(h, p["self_attn.in_proj_weight"], p["self_attn.in_proj_bias"])
+    q, k, v = qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:]
+    out = torch.empty(seq, d, dtype=torch.float64)
+    for head in range(heads):
+        cols = slice(head * hd, (head + 1) * hd)
+        scores = (q[:, cols] @ k[:, cols].T) / math.sqrt(hd)
+        out[:, cols] = torch.softmax(scores, dim=-1) @ v[:, cols]
+    x = x + linear(out, p["self_attn.out_proj.weight"], p["self_attn.out_proj.bias"])
+    h = layer_norm(x, p["norm2.weight"], p["norm2.bias"])
+    a = linear(h, p["linear1.weight"], p["linear1.bias"])
+    a = a * 0.5 * (1.0 + torch.erf(a / math.sqrt(2.0)))
+    return x + linear(a, p["linear2.weight"], p["linear2.bias"])
 
 
 # ---- The llama-style decoder layer, float64 PyTorch ops.

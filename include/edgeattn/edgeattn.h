@@ -147,6 +147,22 @@ typedef struct edgeattn_rope_desc {
    head_dim, a base that is not finite or <= 1 (other than 0), an unknown layout, or first_position + seq_len >
    2^24. */
 edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position);
+/* RoPE from a precomputed table, for cores without a double-precision FPU: rotary_dim floats per position (cos and
+   sin of pair i at [2i], [2i+1]), row r at position first_position + r. edgeattn_rope_table_fill writes such a
+   table (entries within 0.5 ULP + (p + 1) * 2^-46); edgeattn_rope_with_table rotates in float arithmetic:
+   |error| <= (3 * u + (p + 1) * 2^-46) * (|x_a| + |x_b|). desc->base is not read by edgeattn_rope_with_table;
+   the table's rotary_dim must equal the descriptor's and cover every position of the call, else
+   EDGEATTN_ERROR_INVALID_ARGUMENT (rope.h). */
+typedef struct edgeattn_rope_table {
+  const float* data;
+  size_t rotary_dim;
+  size_t first_position;
+  size_t positions;
+} edgeattn_rope_table;
+edgeattn_status edgeattn_rope_table_fill(size_t rotary_dim, float base, size_t first_position, size_t positions,
+                                         float* table);
+edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const edgeattn_rope_table* table, float* x,
+                                         size_t seq_len, size_t first_position);
 
 /* y = x W^T + b with W stored [out][in], as PyTorch's nn.Linear and llama2.c store it. Same contract and error
    bound as edgeattn_linear; y must not overlap x, weight or bias. */

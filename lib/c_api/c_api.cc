@@ -52,6 +52,16 @@ edgeattn::AttentionDesc FromC(const edgeattn_attention_desc& c) {
   return desc;
 }
 
+edgeattn::RopeDesc FromC(const edgeattn_rope_desc& c) {
+  edgeattn::RopeDesc desc;
+  desc.num_heads = c.num_heads;
+  desc.head_dim = c.head_dim;
+  desc.rotary_dim = c.rotary_dim;
+  desc.base = c.base;
+  desc.layout = static_cast<edgeattn::RopeLayout>(RawValue(c.layout));
+  return desc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -110,13 +120,19 @@ edgeattn_status edgeattn_layer_norm(const float* x, size_t rows, size_t cols, co
 
 edgeattn_status edgeattn_rope(const edgeattn_rope_desc* desc, float* x, size_t seq_len, size_t first_position) {
   if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
-  edgeattn::RopeDesc d;
-  d.num_heads = desc->num_heads;
-  d.head_dim = desc->head_dim;
-  d.rotary_dim = desc->rotary_dim;
-  d.base = desc->base;
-  d.layout = static_cast<edgeattn::RopeLayout>(RawValue(desc->layout));
-  return ToC(edgeattn::Rope(d, x, seq_len, first_position));
+  return ToC(edgeattn::Rope(FromC(*desc), x, seq_len, first_position));
+}
+
+edgeattn_status edgeattn_rope_table_fill(size_t rotary_dim, float base, size_t first_position, size_t positions,
+                                         float* table) {
+  return ToC(edgeattn::RopeTableFill(rotary_dim, base, first_position, positions, table));
+}
+
+edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const edgeattn_rope_table* table, float* x,
+                                         size_t seq_len, size_t first_position) {
+  if (desc == NULL || table == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  const edgeattn::RopeTableView view{table->data, table->rotary_dim, table->first_position, table->positions};
+  return ToC(edgeattn::RopeWithTable(FromC(*desc), view, x, seq_len, first_position));
 }
 
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,

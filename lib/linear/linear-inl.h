@@ -160,8 +160,8 @@ inline void LinearRows(const float* HWY_RESTRICT x, size_t rows, size_t in, cons
 
 // Four rows of W (w0..w3, the same row repeated where fewer than four outputs are left) against four rows of x.
 template <class D>
-HWY_INLINE void LinearTransposedBlock4x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0,
-                                         const float* w1, const float* w2, const float* w3, float sums[4][4]) {
+HWY_INLINE void LinearTransposedBlock4x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0, const float* w1,
+                                         const float* w2, const float* w3, float sums[4][4]) {
   const size_t N = hn::Lanes(d);
   const float* x0 = x;
   const float* x1 = x0 + in;
@@ -216,8 +216,8 @@ HWY_INLINE void LinearTransposedBlock4x4(D d, const float* HWY_RESTRICT x, size_
 // One row of x against four rows of W (decode: rows = 1), two accumulators per output so that eight FMA chains
 // hide the FMA latency.
 template <class D>
-HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0,
-                                         const float* w1, const float* w2, const float* w3, float sums[4]) {
+HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_t in, const float* w0, const float* w1,
+                                         const float* w2, const float* w3, float sums[4]) {
   const size_t N = hn::Lanes(d);
   auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   size_t i = 0;

@@ -62,8 +62,8 @@ Status RopeWithTableImpl(const RopeDesc& desc, const RopeTableView& table, float
   Status status = MakeRopeProblem(desc, x, seq_len, first_position, &problem);
   if (status != Status::kOk) return status;
   size_t table_bytes = 0;
-  if (table.rotary_dim != problem.rotary_dim || table.first_position > first_position ||
-      table.positions < seq_len || first_position - table.first_position > table.positions - seq_len ||
+  if (table.rotary_dim != problem.rotary_dim || table.first_position > first_position || table.positions < seq_len ||
+      first_position - table.first_position > table.positions - seq_len ||
       !internal::FloatBytes(table.positions, table.rotary_dim, 1, &table_bytes)) {
     return Status::kInvalidArgument;
   }

@@ -251,6 +251,34 @@ static void check_rope(void) {
   CHECK(memcmp(keep, x, sizeof(keep)) == 0);
 }
 
+static void check_rope_table(void) {
+  edgeattn_rope_desc desc;
+  edgeattn_rope_table table;
+  float rows[3][4], x[4] = {1, 0, 0, 1}, y[4] = {1, 0, 0, 1};
+  desc.num_heads = 1;
+  desc.head_dim = 4;
+  desc.rotary_dim = 0;
+  desc.base = 0.0f;
+  desc.layout = EDGEATTN_ROPE_INTERLEAVED;
+  CHECK_STATUS(edgeattn_rope_table_fill(4, 0.0f, 5, 3, &rows[0][0]), EDGEATTN_OK); /* positions 5, 6, 7 */
+  CHECK_NEAR(rows[1][0], cos(6.0), 1e-7);
+  CHECK_NEAR(rows[1][1], sin(6.0), 1e-7);
+  CHECK_NEAR(rows[1][3], sin(0.06), 1e-7);
+  table.data = &rows[0][0];
+  table.rotary_dim = 4;
+  table.first_position = 5;
+  table.positions = 3;
+  CHECK_STATUS(edgeattn_rope_with_table(&desc, &table, x, 1, 6), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_rope(&desc, y, 1, 6), EDGEATTN_OK);
+  CHECK_NEAR(x[0], y[0], 3e-7);
+  CHECK_NEAR(x[1], y[1], 3e-7);
+  CHECK_NEAR(x[2], y[2], 3e-7);
+  CHECK_NEAR(x[3], y[3], 3e-7);
+  CHECK_STATUS(edgeattn_rope_with_table(&desc, NULL, x, 1, 6), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_rope_with_table(&desc, &table, x, 1, 8), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_rope_table_fill(3, 0.0f, 0, 1, &rows[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+}
+
 static void check_linear_transposed(void) {
   const float x[2][3] = {{1, 2, 3}, {4, 5, 6}};
   const float w[2][3] = {{1, 0, 1}, {0, 1, 1}}; /* [out][in]: the transpose of check_linear's W */
@@ -421,6 +449,7 @@ int main(void) {
   check_positional_encoding();
   check_norms();
   check_rope();
+  check_rope_table();
   check_linear_transposed();
   check_attention_seeds();
   check_attention_masks_and_heads();
