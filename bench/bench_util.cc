@@ -10,11 +10,23 @@
 #include <random>
 #include <utility>
 
+#include "edgeattn/attention.h"
+#include "lib/attention/attention_path.h"
+
 namespace edgeattn_bench {
 
+std::string AttentionPathName(size_t q_len, size_t kv_len, size_t dim, bool causal) {
+  edgeattn::AttentionDesc desc;
+  desc.q_len = q_len;
+  desc.kv_len = kv_len;
+  desc.head_dim = desc.value_dim = dim;
+  desc.mask = causal ? edgeattn::MaskKind::kCausal : edgeattn::MaskKind::kNone;
+  return edgeattn::internal::AttentionPathName(edgeattn::internal::AttentionPathForTest(desc));
+}
+
 std::string AttentionShape::Name() const {
-  return std::string(causal ? "attention_causal" : "attention") + "/L=" + std::to_string(len) +
-         ",d=" + std::to_string(dim);
+  return std::string(causal ? "attention_causal/" : "attention/") + AttentionPathName(len, len, dim, causal) +
+         "/L=" + std::to_string(len) + ",d=" + std::to_string(dim);
 }
 
 std::vector<AttentionShape> AttentionShapes() {
@@ -29,7 +41,8 @@ std::vector<AttentionShape> AttentionShapes() {
 }
 
 std::string DecodeShape::Name() const {
-  return std::string(cold ? "decode_cold" : "decode_hot") + "/n=" + std::to_string(keys) + ",d=" + std::to_string(dim);
+  return "attention/" + AttentionPathName(1, keys, dim, false) + "/n=" + std::to_string(keys) +
+         ",d=" + std::to_string(dim) + (cold ? ",cold" : ",hot");
 }
 
 std::vector<DecodeShape> DecodeShapes() {

@@ -1,7 +1,7 @@
 // Shared pieces of the benchmark suite: the cases, their inputs, double-precision references, the correctness
 // check every implementation passes before it is timed, and the naming and counters the report reads.
 //
-// Every benchmark is named "<case>/<implementation>", e.g. "attention/L=64,d=64/simd" or
+// Every benchmark is named "<case>/<implementation>", e.g. "attention/tiled/L=64,d=64/simd" or
 // "softmax/n=256/xnnpack". Implementations: "scalar" and "simd" (edgeattn's two paths; "simd:<TARGET>" for each
 // compiled target when EDGEATTN_BENCH_TARGETS=all), and one name per peer library. Each benchmark sets plain
 // counters with its per-call work ("flops", "bytes", "elements") and the rate counters GFLOP/s, GB/s, ns/elem.
@@ -25,15 +25,19 @@ struct AttentionShape {
   size_t len;  // L = Lq = Lk
   size_t dim;  // d = d_k = d_v
   bool causal;
-  std::string Name() const;  // "attention/L=64,d=64" or "attention_causal/..."
+  // "attention/<path>/L=64,d=64" or "attention_causal/<path>/...": <path> is the attention path (row, tiled,
+  // decode, small, packed_small) the SIMD implementation takes on the dispatched target, asked at registration.
+  std::string Name() const;
 };
+// The name of the path the SIMD attention takes for one head of this shape on the dispatched target.
+std::string AttentionPathName(size_t q_len, size_t kv_len, size_t dim, bool causal);
 std::vector<AttentionShape> AttentionShapes();  // L in {4,16,64,256,1024} x d in {64,128}, and L=4, d=8
 
 struct DecodeShape {
   size_t keys;  // n cached keys, one query
   size_t dim;
   bool cold;                 // rotate through a pool of caches larger than the last-level cache
-  std::string Name() const;  // "decode_hot/n=1024,d=64"
+  std::string Name() const;  // "attention/decode/n=1024,d=64,hot" (or ",cold"; the path as for AttentionShape)
 };
 std::vector<DecodeShape> DecodeShapes();  // n in {128,1024,4096} x d in {64,128} x {hot, cold}
 

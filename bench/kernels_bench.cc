@@ -236,11 +236,12 @@ void RegisterEdgeattn() {
     for (const AttentionShape& shape : AttentionShapes()) {
       Register(shape.Name(), p.name, [p, shape](benchmark::State& s) { Attention(s, p, shape); });
     }
-    Register("fixed_attention/L=4,d=8", p.name,
+    // The runtime cases' names prefixed: RegisterPairs pairs "fixed_attention/..." with "attention/...".
+    Register("fixed_" + AttentionShape{4, 8, false}.Name(), p.name,
              [p](benchmark::State& s) { FixedAttention<4, 8, edgeattn::MaskKind::kNone>(s, p); });
-    Register("fixed_attention_causal/L=4,d=8", p.name,
+    Register("fixed_" + AttentionShape{4, 8, true}.Name(), p.name,
              [p](benchmark::State& s) { FixedAttention<4, 8, edgeattn::MaskKind::kCausal>(s, p); });
-    Register("fixed_attention/L=16,d=64", p.name,
+    Register("fixed_" + AttentionShape{16, 64, false}.Name(), p.name,
              [p](benchmark::State& s) { FixedAttention<16, 64, edgeattn::MaskKind::kNone>(s, p); });
     for (const DecodeShape& shape : DecodeShapes()) {
       Register(shape.Name(), p.name, [p, shape](benchmark::State& s) { Decode(s, p, shape); });

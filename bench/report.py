@@ -249,8 +249,8 @@ def percent_of_limit(case, r, lim, caches=None):
     calibration's own repetitions did not meet (up to 1.2x the calibrated DRAM rate on a shared VM). Decode
     cases: cold calls against DRAM; hot calls against the level memory_level picks for their bytes."""
     seconds = r.get("median_seconds", r["seconds"])
-    if re.search(r"(^|/)decode", case):
-        which = "dram" if "cold" in case else memory_level(r["bytes"], caches or {})
+    if case.endswith((",hot", ",cold")):  # the decode cases: "attention/decode/n=...,d=...,hot"
+        which = "dram" if case.endswith(",cold") else memory_level(r["bytes"], caches or {})
         bw = lim[which]
         return (100.0 * r["bytes"] / seconds / bw, which) if bw else (None, which)
     if r["flops"] and lim["flops"] and not case.startswith("dot/"):  # dot streams from L1: no useful limit

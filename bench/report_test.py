@@ -19,7 +19,7 @@ def entry(name, aggregate, us, **counters):
 
 def process(dram_min, dram_median, simd_min, simd_median, ratio):
     dram = dict(bytes=256.0 * 2**20)  # 256 MiB per call
-    case = "decode_cold/n=128,d=64"
+    case = "attention/decode/n=128,d=64,cold"
     call = dict(bytes=65536.0, flops=32768.0)
     return [entry("calibrate/read_dram/limit", "min", dram_min, **dram),
             entry("calibrate/read_dram/limit", "median", dram_median, **dram),
@@ -53,9 +53,9 @@ def check_memory_levels(failures):
     rate = {name[5:]: b / (us * 1e-6) for name, b, us in calib}
     bench = [entry(f"calibrate/{name}/limit", aggregate, us, bytes=b)
              for name, b, us in calib for aggregate in ("min", "median")]
-    sets = {"decode_hot/n=4096,d=64": 2.0 * mib, "decode_hot/n=4097,d=64": 2.0 * mib + 512,
-            "decode_hot/n=1024,d=128": 1.0 * mib, "decode_hot/n=524288,d=64": 256.0 * mib,
-            "attention/decode/n=4096,d=64": 2.0 * mib, "decode_cold/n=4096,d=64": 2.0 * mib}
+    sets = {"attention/decode/n=4096,d=64,hot": 2.0 * mib, "attention/decode/n=4097,d=64,hot": 2.0 * mib + 512,
+            "attention/decode/n=1024,d=128,hot": 1.0 * mib, "attention/decode/n=524288,d=64,hot": 256.0 * mib,
+            "attention/decode/n=4096,d=64,cold": 2.0 * mib}
     for case, b in sets.items():
         bench += [entry(f"{case}/simd", aggregate, 20.0, bytes=b) for aggregate in ("min", "median")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,16 +67,16 @@ def check_memory_levels(failures):
     expect = {
         # Xeon-like: 48 KiB L1D, 2 MiB L2, 105 MiB L3.
         "2 MiB L2": (caches(48 << 10, 2 * mib, 105 * mib),
-                     {"decode_hot/n=4096,d=64": "l2", "decode_hot/n=4097,d=64": "l3", "decode_hot/n=1024,d=128": "l2",
-                      "decode_hot/n=524288,d=64": "dram", "attention/decode/n=4096,d=64": "l2",
-                      "decode_cold/n=4096,d=64": "dram"}),
+                     {"attention/decode/n=4096,d=64,hot": "l2", "attention/decode/n=4097,d=64,hot": "l3", "attention/decode/n=1024,d=128,hot": "l2",
+                      "attention/decode/n=524288,d=64,hot": "dram",
+                      "attention/decode/n=4096,d=64,cold": "dram"}),
         # Zen-like: 1 MiB L2, 32 MiB L3.
         "1 MiB L2": (caches(32 << 10, mib, 32 * mib),
-                     {"decode_hot/n=4096,d=64": "l3", "decode_hot/n=1024,d=128": "l2"}),
+                     {"attention/decode/n=4096,d=64,hot": "l3", "attention/decode/n=1024,d=128,hot": "l2"}),
         # 512 KiB L2: a 1 MiB set is read from L3 (the old fixed rule judged it against L2).
-        "512 KiB L2": (caches(32 << 10, mib // 2, 16 * mib), {"decode_hot/n=1024,d=128": "l3"}),
+        "512 KiB L2": (caches(32 << 10, mib // 2, 16 * mib), {"attention/decode/n=1024,d=128,hot": "l3"}),
         # No L3: a set larger than L2 comes from DRAM.
-        "no L3": (caches(32 << 10, mib), {"decode_hot/n=4096,d=64": "dram", "decode_hot/n=1024,d=128": "l2"}),
+        "no L3": (caches(32 << 10, mib), {"attention/decode/n=4096,d=64,hot": "dram", "attention/decode/n=1024,d=128,hot": "l2"}),
     }
     for label, (cache_list, levels) in expect.items():
         _, rows = report.summarize(results, {"caches": cache_list})
@@ -159,7 +159,7 @@ def main():
         raw.write_text(json.dumps({"context": {}, "benchmarks": benchmarks}))
         _, results = report.load(raw)
     lim, rows = report.summarize(results)
-    row = {r["case"]: r for r in rows}["decode_cold/n=128,d=64"]
+    row = {r["case"]: r for r in rows}["attention/decode/n=128,d=64,cold"]
     failures = []
     check = lambda what, got, want: globals()["check"](failures, what, got, want)  # noqa: E731
     check("SIMD time (fastest repetition)", row["simd_s"], 1.0e-6)

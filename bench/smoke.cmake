@@ -3,7 +3,7 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 execute_process(
-  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|decode_.*/n=128,d=64/|rows=4,|seq="
+  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|/n=128,d=64,|rows=4,|seq=|rows=1,cols=384/"
           --benchmark_min_time=0.001 --benchmark_out=${WORK_DIR}/results.json --benchmark_out_format=json
   OUTPUT_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -16,8 +16,11 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "report.py failed (${rc}): an edgeattn path gave a wrong result or an error status")
 endif()
 # Every kind of case made it into the table, with a scalar time, a SIMD time and a speedup.
-foreach(case IN ITEMS "dot/n=256" "softmax/n=16" "attention_causal/L=4,d=8" "fixed_attention/L=16,d=64"
-                      "decode_cold/n=128,d=64" "linear/rows=4,in=8,out=8" "positional_encoding/seq=64,d=256")
+# (Attention cases name their path, which depends on the target: [a-z_]+.)
+foreach(case IN ITEMS "dot/n=256" "softmax/n=16" "attention_causal/[a-z_]+/L=4,d=8" "fixed_attention/[a-z_]+/L=16,d=64"
+                      "attention/decode/n=128,d=64,cold" "linear/rows=4,in=8,out=8" "positional_encoding/seq=64,d=256"
+                      "linear_transposed/rows=4,in=8,out=8" "rms_norm/rows=1,cols=384" "layer_norm/rows=1,cols=384"
+                      "rope/seq=1,heads=32,d=128,p0=100")
   string(REGEX MATCH "${case} +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+x" row "${table}")
   if(NOT row)
     message(FATAL_ERROR "no complete row for ${case} in the report")

@@ -4,7 +4,7 @@
 # fresh Debian/Ubuntu machine lacks first. Writes build/bench-report/{results.json,summary.json,chart.png}.
 #   scripts/bench.sh                 short mode (a few minutes)
 #   scripts/bench.sh --full          every case with more repetitions
-#   scripts/bench.sh --filter REGEX  only the benchmarks whose name matches (e.g. 'softmax|decode')
+#   scripts/bench.sh --filter REGEX  only the benchmarks whose name matches (e.g. 'softmax|,hot')
 # bench/README.md explains the table and the chart. Run it on a quiet machine: report.py samples the other CPUs'
 # load (/proc/stat) during the run and the summary warns when one was busy more than 10% of it.
 set -euo pipefail

@@ -4,7 +4,7 @@
 # EDGEATTN_TEST_PRESETS="host-release armv7-neon" runs a subset (test preset names; see CMakePresets.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev binutils python3
+host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev binutils python3 make pkg-config meson
   libhwy-dev libgtest-dev googletest libbenchmark-dev)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
   libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64 libbenchmark-dev:arm64)

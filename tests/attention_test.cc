@@ -9,6 +9,8 @@
 #include <cmath>
 #include <vector>
 
+#include "hwy/targets.h"
+#include "lib/attention/attention_path.h"
 #include "tests/reference.h"
 #include "tests/test_util.h"
 
@@ -260,8 +262,8 @@ TEST_P(AttentionTest, FutureKeysNeverReachARowOnEveryPath) {
 
 // Scores that are NaN or +inf follow the softmax rules of the row path on the other paths too: the tiled path
 // (q_len >= kAttentionTiledMinQueries) and the decode path (fewer queries, keys beyond a vector) recompute such
-// a row alone, the small path (kv_len <= lanes) hands the whole call to the row path. A NaN score makes its row NaN;
-// +inf scores share the row; other rows are untouched.
+// a row alone, the small and packed_small paths (kv_len <= lanes) compute it with the row path's kernels. A NaN
+// score makes its row NaN; +inf scores share the row; other rows are untouched.
 TEST_P(AttentionTest, NonFiniteScoresFollowTheSoftmaxRulesOnEveryPath) {
   struct Case {
     size_t q_len, kv_len, inf_query, key_a, key_b, nan_query;
@@ -389,7 +391,7 @@ TEST_P(AttentionTest, CausalIsBottomRightAligned) {
   }
 }
 
-// The decode path (no additive mask, q_len < kAttentionTiledMinQueries) streams keys in tiles of 64 with an
+// The decode path (no additive mask, q_len < kAttentionTiledMinQueries) streams keys in tiles of 256 with an
 // online softmax: lengths around and across tile edges, odd head widths, grouped heads, and keys that grow along
 // the cache so that the running max moves in later tiles (every tile rescales the earlier sum).
 TEST_P(AttentionTest, DecodeShapesAcrossKeyTiles) {
@@ -632,6 +634,185 @@ TEST_P(AttentionTest, FixedShapeOverlapIsReported) {
   float out[2][2] = {{7, 7}, {7, 7}};
   EXPECT_EQ(IsScalarPath() ? attn.RunScalar(q, k, v, out) : attn.Run(q, k, v, out), Status::kOk);
   EXPECT_NE(out[1][1], 7.0f);
+}
+
+}  // namespace
+}  // namespace edgeattn_test
+
+namespace edgeattn_test {
+namespace {
+
+using edgeattn::internal::AttentionPath;
+using edgeattn::internal::AttentionPathForTest;
+using edgeattn::internal::AttentionPathName;
+
+// Which path each representative shape takes on each SIMD target (the scalar API always takes the row path), so
+// that a change of thresholds cannot move a case to another path unnoticed (docs/performance.md, The attention
+// paths).
+class AttentionPathTest : public PathTest {
+ protected:
+  // Floats per vector of the target, 0 where it is not known at compile time (SVE, RVV).
+  size_t Lanes() const {
+    const Path t = GetParam();
+#if HWY_ARCH_X86
+    if (t == HWY_AVX3 || t == HWY_AVX3_DL) return 16;
+    if (t == HWY_AVX2) return 8;
+    if (t == HWY_SSE4 || t == HWY_SSSE3) return 4;
+#endif
+#if HWY_ARCH_ARM_A64 || HWY_ARCH_ARM_V7
+    if (t == HWY_NEON) return 4;
+#endif
+    if (t == HWY_EMU128) return 4;
+    if (t == HWY_SCALAR) return 1;
+    return 0;
+  }
+  // The small paths are off on SCALAR and EMU128 (microcontrollers' stack budget).
+  bool SmallOff() const { return GetParam() == HWY_SCALAR || GetParam() == HWY_EMU128; }
+  bool PackedSmallOn() const {
+#if HWY_ARCH_X86
+    return GetParam() <= HWY_AVX2;
+#else
+    return false;
+#endif
+  }
+  void ExpectPath(const edgeattn::AttentionDesc& d, AttentionPath expected) {
+    if (IsScalarPath()) return;  // one path: the row kernels
+    const AttentionPath got = AttentionPathForTest(d);
+    EXPECT_EQ(got, expected) << "Lq=" << d.q_len << " Lk=" << d.kv_len << " dk=" << d.head_dim << " takes "
+                             << AttentionPathName(got) << ", expected " << AttentionPathName(expected);
+  }
+};
+EDGEATTN_INSTANTIATE_PATHS(AttentionPathTest);
+
+TEST(AttentionPathNameTest, NamesMatchTheFilesTestsAndBenchmarks) {
+  EXPECT_STREQ(AttentionPathName(AttentionPath::kRow), "row");
+  EXPECT_STREQ(AttentionPathName(AttentionPath::kTiled), "tiled");
+  EXPECT_STREQ(AttentionPathName(AttentionPath::kDecode), "decode");
+  EXPECT_STREQ(AttentionPathName(AttentionPath::kSmall), "small");
+  EXPECT_STREQ(AttentionPathName(AttentionPath::kPackedSmall), "packed_small");
+}
+
+TEST_P(AttentionPathTest, TiledForLongPrefill) {
+  ExpectPath(MakeDesc(256, 256, 64, 64), AttentionPath::kTiled);
+  ExpectPath(MakeDesc(256, 256, 64, 64, MaskKind::kCausal, 8, 2), AttentionPath::kTiled);
+  ExpectPath(MakeDesc(edgeattn::kAttentionTiledMinQueries, 100, 16, 16), AttentionPath::kTiled);
+}
+
+TEST_P(AttentionPathTest, DecodeForFewQueriesAgainstALongCache) {
+  ExpectPath(MakeDesc(1, 4096, 128, 128), AttentionPath::kDecode);
+  ExpectPath(MakeDesc(1, 4096, 128, 128, MaskKind::kCausal, 32, 8), AttentionPath::kDecode);
+  ExpectPath(MakeDesc(edgeattn::kAttentionTiledMinQueries - 1, 300, 64, 64), AttentionPath::kDecode);
+}
+
+TEST_P(AttentionPathTest, DecodeForManyQueriesWhenKeyCountsAreNotExactInFloat) {
+  ExpectPath(MakeDesc(16, size_t{1} << 24, 1, 1), AttentionPath::kDecode);
+}
+
+TEST_P(AttentionPathTest, RowForAnAdditiveMask) {
+  const float bias[1] = {0.0f};  // only its address is used: the hook reads no array
+  for (size_t q_len : {1, 16, 256}) {
+    AttentionDesc d = MakeDesc(q_len, 100, 64, 64);
+    d.additive_mask = bias;
+    ExpectPath(d, AttentionPath::kRow);
+  }
+}
+
+TEST_P(AttentionPathTest, SmallOrPackedSmallForFewKeys) {
+  const float bias[1] = {0.0f};
+  AttentionDesc masked = MakeDesc(4, 4, 8, 8);
+  masked.additive_mask = bias;
+  if (SmallOff()) {
+    ExpectPath(MakeDesc(4, 4, 8, 8), AttentionPath::kDecode);
+    ExpectPath(MakeDesc(16, 4, 8, 8), AttentionPath::kTiled);
+    ExpectPath(masked, AttentionPath::kRow);
+    return;
+  }
+  ExpectPath(MakeDesc(4, 4, 8, 8), PackedSmallOn() ? AttentionPath::kPackedSmall : AttentionPath::kSmall);
+  ExpectPath(MakeDesc(16, 2, 8, 8, MaskKind::kNone, 2), PackedSmallOn() ? AttentionPath::kPackedSmall
+                                                                        : AttentionPath::kSmall);
+  ExpectPath(masked, AttentionPath::kSmall);  // packed_small takes no additive mask
+}
+
+// packed_small's group max assumes every row sees a key: causal calls with kv_len < q_len go to the small path.
+TEST_P(AttentionPathTest, SmallWhenACausalRowSeesNoKey) {
+  if (SmallOff()) return ExpectPath(MakeDesc(5, 3, 4, 4, MaskKind::kCausal), AttentionPath::kDecode);
+  ExpectPath(MakeDesc(5, 3, 4, 4, MaskKind::kCausal), AttentionPath::kSmall);
+}
+
+TEST_P(AttentionPathTest, SmallUpToOneVectorOfKeys) {
+  const size_t lanes = Lanes();
+  if (lanes == 0 || SmallOff()) GTEST_SKIP() << "vector length not fixed at compile time, or no small path";
+  ExpectPath(MakeDesc(3, lanes, 256 / lanes, 8), AttentionPath::kSmall);
+  ExpectPath(MakeDesc(3, lanes + 1, 8, 8), AttentionPath::kDecode);      // one key more than a vector
+  ExpectPath(MakeDesc(3, lanes, 256 / lanes + 1, 8), AttentionPath::kDecode);  // K^T too wide for the stack
+  ExpectPath(MakeDesc(20, lanes + 1, 8, 8), AttentionPath::kTiled);
+}
+
+// The small and packed_small paths finish a row (packed_small: a block of rows) whose scores are NaN or +inf inside
+// the path (with the row path's kernels) instead of handing the whole call to another path: the NaN row is NaN,
+// the +inf row shares its +inf keys, and every other row (block) keeps the bits it has in the same call without
+// the non-finite scores.
+TEST_P(AttentionPathTest, SmallAndPackedSmallKeepNonFiniteScoresInTheirRows) {
+  Rng rng;
+  for (size_t kv_len : {2, 4}) {
+    for (size_t q_len : {3, 4, 9}) {
+      for (bool with_mask : {false, true}) {
+        AttentionDesc d = MakeDesc(q_len, kv_len, 6, 5);
+        Problem p(d, 0);
+        p.Randomize(rng);
+        p.mask.Fill(0.0f);
+        if (with_mask) d.additive_mask = p.mask.data();
+        // packed_small finishes a whole block of lanes / 4 rows with the row path's kernels
+        size_t block = 1;
+        if (!IsScalarPath()) {
+          const AttentionPath path = AttentionPathForTest(d);
+          if (path != AttentionPath::kSmall && path != AttentionPath::kPackedSmall) continue;
+          if (path == AttentionPath::kPackedSmall) block = Lanes() / 4;
+          if (block == 0) continue;
+        }
+        // Keys 0 and kv_len - 1 of 1e20: with the query of 1e20 their scores overflow to +inf.
+        std::vector<float> k(p.k.data(), p.k.data() + p.k.size());
+        for (size_t c = 0; c < d.head_dim; ++c) k[c] = k[(kv_len - 1) * d.head_dim + c] = 1e20f;
+        const std::vector<float> clean = RunAttention(api(), d, p.q.data(), k.data(), p.v.data());
+        const size_t inf_query = 1, nan_query = q_len - 1;
+        std::vector<float> q(p.q.data(), p.q.data() + p.q.size());
+        for (size_t c = 0; c < d.head_dim; ++c) q[inf_query * d.head_dim + c] = 1e20f;
+        q[nan_query * d.head_dim + 2] = kNaN;
+        const std::vector<float> out = RunAttention(api(), d, q.data(), k.data(), p.v.data());
+        for (size_t c = 0; c < d.value_dim; ++c) {
+          const float expected = 0.5f * p.v[c] + 0.5f * p.v[(kv_len - 1) * d.value_dim + c];
+          EXPECT_NEAR(out[inf_query * d.value_dim + c], expected, 1e-6f * (std::fabs(expected) + 1)) << c;
+          EXPECT_TRUE(std::isnan(out[nan_query * d.value_dim + c])) << c;
+        }
+        // The other rows' scores are finite (at most about 1e21) and their inputs unchanged.
+        for (size_t i = 0; i < q_len; ++i) {
+          if (i / block == inf_query / block || i / block == nan_query / block) continue;
+          for (size_t c = 0; c < d.value_dim; ++c) {
+            EXPECT_EQ(Bits(out[i * d.value_dim + c]), Bits(clean[i * d.value_dim + c]))
+                << "Lq=" << q_len << " Lk=" << kv_len << " mask " << with_mask << " row " << i << " col " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The weights array (num_heads x q_len x kv_len floats) limits AttentionWeights' shapes only: Attention never
+// writes weights, so a shape whose weights count overflows size_t while its own arrays fit is valid for it.
+TEST_P(AttentionTest, WeightsCountLimitsOnlyAttentionWeights) {
+  if (SIZE_MAX >> 32 == 0) GTEST_SKIP() << "needs 64-bit size_t";
+  // 16 x 2^30 x 2^30 weights: 2^66 bytes; q, out 2^36 bytes, k, v and the workspace 2^32.
+  const size_t n = size_t{1} << 30;
+  const AttentionDesc d = MakeDesc(n, n, 1, 1, MaskKind::kNone, 16, 1);
+  EXPECT_EQ(api().attention_workspace_size(d), edgeattn::AttentionWorkspaceBytes(n, n, 1));
+  EXPECT_NE(api().attention_workspace_size(d), 0u);
+  float q = 0, k = 0, v = 0, out = 7, weights = 7;
+  unsigned char ws[64];
+  // The workspace is short: reported after the shape checks, before any array is read.
+  EXPECT_EQ(api().attention(d, &q, &k, &v, &out, ws, sizeof ws), Status::kWorkspaceTooSmall);
+  EXPECT_EQ(api().attention_weights(d, &q, &k, &weights), Status::kInvalidShape);
+  EXPECT_EQ(out, 7.0f);
+  EXPECT_EQ(weights, 7.0f);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "tests/test_util.h"
 
@@ -90,6 +91,21 @@ TEST_P(DotTest, ResultOverlappingAnInputIsRefused) {
   float c[4] = {1, 1, 1, 1};
   EXPECT_EQ(api().dot(b, c, 4, &c[3]), Status::kOverlap);
   EXPECT_EQ(c[3], 1.0f);
+}
+
+TEST_P(DotTest, ByteCountOverflowIsInvalidShapeAndNothingRead) {
+  // n * 4 wraps to 4 bytes (on 32- and 64-bit size_t alike): a wrapped count would make a look one float long,
+  // so &a[1] would pass the overlap check and the kernel would read far past a. The count is refused first.
+  float a[2] = {1, 2};
+  const float b[2] = {3, 4};
+  const size_t n = SIZE_MAX / 2 + 2;
+  EXPECT_EQ(api().dot(a, b, n, &a[1]), Status::kInvalidShape);
+  EXPECT_EQ(a[1], 2.0f);
+  float result = 42.0f;
+  EXPECT_EQ(api().dot(a, b, n, &result), Status::kInvalidShape);
+  EXPECT_EQ(result, 42.0f);
+  EXPECT_EQ(api().dot(a, b, SIZE_MAX / 4 + 1, &result), Status::kInvalidShape);  // first n that overflows
+  EXPECT_EQ(result, 42.0f);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "tests/test_util.h"
@@ -119,6 +120,17 @@ TEST_P(ExpTest, PartialOverlapIsRefusedAndOutputUntouched) {
   EXPECT_EQ(api().exp(buf, buf + 1, 4), Status::kOverlap);
   EXPECT_EQ(api().exp(buf + 3, buf, 4), Status::kOverlap);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(buf[i], static_cast<float>(i));
+}
+
+TEST_P(ExpTest, ByteCountOverflowIsInvalidShapeAndNothingTouched) {
+  // n * 4 wraps to 4 bytes (on 32- and 64-bit size_t alike): buf and buf + 1 would look disjoint and the
+  // kernel would write far past buf. The count is refused before anything is read or written.
+  float buf[4] = {0, 1, 2, 3};
+  const size_t n = SIZE_MAX / 2 + 2;
+  EXPECT_EQ(api().exp(buf, buf + 1, n), Status::kInvalidShape);
+  EXPECT_EQ(api().exp(buf, buf, n), Status::kInvalidShape);
+  EXPECT_EQ(api().exp(buf, buf, SIZE_MAX / 4 + 1), Status::kInvalidShape);  // first n that overflows
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(buf[i], static_cast<float>(i));
 }
 
 TEST_P(ExpTest, NullPointersAreRefused) {

@@ -40,19 +40,23 @@ struct AttentionDesc {
 // Alignment the kernels give their scratch inside the caller's workspace.
 constexpr size_t kWorkspaceAlignment = 64;
 
-// Attention has four SIMD paths (the scalar path is always the row path):
-//  - the small path when every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and
-//    NEON; not on the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's scores and softmax in one
-//    register; the workspace is not touched (tiny and compile-time shapes, decoding a short cache). With at most
-//    4 keys and no additive mask, on x86 AVX2 and AVX-512, one vector holds the scores of 2 (AVX2) or 4 rows
-//    and their softmax runs once for all of them (the seeds' shape);
-//  - the row path, one query row at a time: scores of the row in the workspace (kv_len floats), softmax, P V;
-//    taken otherwise with an additive mask;
-//  - the decode path without an additive mask and with fewer than kAttentionTiledMinQueries queries (decoding
-//    against a KV cache): each query row streams its visible keys once, in tiles of 256 keys (their scores in
-//    the workspace, an online softmax across tiles, P V of the tile into the output row);
-//  - the tiled path otherwise: blocks of up to 32 queries against tiles of up to 64 keys, the scores of a tile
-//    and an online softmax kept per block; its workspace depends on the block and the head width, not on L.
+// Attention has five SIMD paths, chosen from the shape before anything is written (the scalar path is always the
+// row path; docs/performance.md, The attention paths, has a section per path under these names):
+//  - packed_small: at most 4 keys, no additive mask, on x86 AVX2 and AVX-512, and (causal) kv_len >= q_len: one
+//    vector holds the scores of 2 (AVX2) or 4 rows and their softmax runs once for all of them (the seeds' shape);
+//  - small: every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and NEON; not on
+//    the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's
+//    scores and softmax in one register; the workspace is not touched (tiny and compile-time shapes, decoding a
+//    short cache);
+//  - row: otherwise with an additive mask, one query row at a time: scores of the row in the workspace (kv_len
+//    floats), softmax, P V;
+//  - tiled: otherwise with at least kAttentionTiledMinQueries queries (and kv_len < 2^24): blocks of up to 32
+//    queries against tiles of up to 64 keys, the scores of a tile and an online softmax kept per block; its
+//    workspace depends on the block and the head width, not on L;
+//  - decode: otherwise (fewer than kAttentionTiledMinQueries queries, or kv_len >= 2^24; decoding against a KV
+//    cache): each query row streams its visible keys once, in tiles of 256 keys (their scores in the workspace,
+//    an online softmax across tiles, P V of the tile into the output row).
+// A row whose scores hold a NaN or an infinity is finished by its path with the softmax rules (softmax.h).
 constexpr size_t kAttentionTiledMinQueries = 8;
 
 namespace internal {

@@ -16,7 +16,8 @@ namespace edgeattn {
 // holds only for inputs that are normal or zero (a subnormal input reads as 0 there). This is the classic bound for
 // any summation order; the SIMD path sums in Lanes*4 interleaved partial sums, so its typical error is far smaller
 // than the scalar path's.
-// Errors: kNullPointer (a, b or result null), kOverlap (result inside a or b).
+// Errors: kNullPointer (a, b or result null), kInvalidShape (n * 4 bytes overflows size_t; checked before
+// anything is read), kOverlap (result inside a or b).
 [[nodiscard]] Status Dot(const float* a, const float* b, size_t n, float* result) noexcept;
 
 namespace scalar {

@@ -59,14 +59,16 @@ const char* edgeattn_version(void);
 
 /* Name of the Highway target the SIMD path runs on in this process, e.g. "AVX3", "AVX2", "NEON", "SVE2",
    "SCALAR" or "EMU128". Hosted builds choose it at run time from the CPU; static-dispatch builds fix it at
-   compile time. */
+   compile time. The compiler flags the library is built with set the lowest target compiled (README,
+   "Your compiler flags"). */
 const char* edgeattn_simd_target(void);
 
 /* A short English description of a status code; "unknown status" for values outside the enum. */
 const char* edgeattn_status_string(edgeattn_status status);
 
 /* Bytes of workspace edgeattn_attention needs for this descriptor; 0 if none is needed or desc is invalid
-   (then edgeattn_attention reports why). The size depends only on kv_len today; callers must not rely on that. */
+   (then edgeattn_attention reports why). The size depends on q_len, kv_len and head_dim (attention.h's
+   AttentionWorkspaceBytes); callers must not rely on more than that. */
 size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
 
 /* out = softmax(q k^T * scale + mask) v for every query head, with masked keys skipped.

@@ -24,7 +24,8 @@ namespace edgeattn {
 //   - results below FLT_MIN may flush to +0 (they are either +0 or the subnormal product, never negative);
 //   - exp(-inf) = +0 exactly, exp(x) = +inf for x > 88.7228 and for +inf;
 //   - NaN in gives NaN out (Highway 1.0.3's Exp returns 0 for NaN; this does not).
-// Errors: kNullPointer, kOverlap.
+// Errors: kNullPointer, kInvalidShape (n * 4 bytes overflows size_t; checked before anything is read or
+// written), kOverlap.
 [[nodiscard]] Status Exp(const float* in, float* out, size_t n) noexcept;
 
 namespace scalar {

@@ -4,6 +4,7 @@
 
 #include "edgeattn/attention.h"
 #include "lib/attention/attention_driver.h"
+#include "lib/attention/attention_path.h"
 #include "lib/attention/attention_scalar.h"
 #include "lib/common/checks.h"
 
@@ -22,10 +23,28 @@ struct AttentionBytes {
   size_t q, k, v, out, mask, weights;
 };
 
-// Shape and argument checks of the descriptor alone; fills problem and bytes when it is valid. The workspace's
-// byte count is a shape limit only for the functions that take one (AttentionWeights has none).
-Status CheckDesc(const AttentionDesc& desc, bool with_workspace, internal::AttentionProblem* problem,
-                 AttentionBytes* bytes) {
+// What a call uses besides its inputs: Attention an output and a workspace, AttentionWeights the weights. Only
+// the arrays a call uses limit its shape (a weights count that overflows size_t does not stop Attention).
+enum class Uses { kOutAndWorkspace, kWeights };
+
+// The internal problem of a descriptor: num_kv_heads and the scale resolved (the scale by ResolvedScale, the one
+// place it is resolved).
+internal::AttentionProblem ProblemOf(const AttentionDesc& desc) {
+  internal::AttentionProblem problem;
+  problem.q_len = desc.q_len;
+  problem.kv_len = desc.kv_len;
+  problem.head_dim = desc.head_dim;
+  problem.value_dim = desc.value_dim;
+  problem.num_heads = desc.num_heads;
+  problem.num_kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
+  problem.scale = internal::ResolvedScale(desc.scale, desc.head_dim);
+  problem.causal = desc.mask == MaskKind::kCausal;
+  problem.mask = desc.additive_mask;
+  return problem;
+}
+
+// Shape and argument checks of the descriptor alone; fills problem and bytes when it is valid.
+Status CheckDesc(const AttentionDesc& desc, Uses uses, internal::AttentionProblem* problem, AttentionBytes* bytes) {
   const size_t kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
   if (desc.q_len == 0 || desc.kv_len == 0 || desc.head_dim == 0 || desc.value_dim == 0 || desc.num_heads == 0) {
     return Status::kInvalidShape;
@@ -33,10 +52,14 @@ Status CheckDesc(const AttentionDesc& desc, bool with_workspace, internal::Atten
   if (!internal::FloatBytes(desc.q_len, desc.num_heads, desc.head_dim, &bytes->q) ||
       !internal::FloatBytes(desc.kv_len, kv_heads, desc.head_dim, &bytes->k) ||
       !internal::FloatBytes(desc.kv_len, kv_heads, desc.value_dim, &bytes->v) ||
-      !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
-      !internal::FloatBytes(desc.q_len, desc.kv_len, 1, &bytes->mask) ||
-      !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights) ||
-      (with_workspace && AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim) == 0)) {
+      !internal::FloatBytes(desc.q_len, desc.kv_len, 1, &bytes->mask)) {
+    return Status::kInvalidShape;
+  }
+  bytes->out = bytes->weights = 0;
+  if (uses == Uses::kOutAndWorkspace
+          ? !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
+                AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim) == 0
+          : !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights)) {
     return Status::kInvalidShape;
   }
   if (desc.num_heads % kv_heads != 0) return Status::kInvalidArgument;
@@ -44,16 +67,7 @@ Status CheckDesc(const AttentionDesc& desc, bool with_workspace, internal::Atten
   if (!(desc.scale >= 0.0f) || !internal::IsFinite(desc.scale)) return Status::kInvalidArgument;
   if (desc.mask != MaskKind::kNone && desc.mask != MaskKind::kCausal) return Status::kInvalidArgument;
   if (desc.additive_mask == nullptr) bytes->mask = 0;
-
-  problem->q_len = desc.q_len;
-  problem->kv_len = desc.kv_len;
-  problem->head_dim = desc.head_dim;
-  problem->value_dim = desc.value_dim;
-  problem->num_heads = desc.num_heads;
-  problem->num_kv_heads = kv_heads;
-  problem->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
-  problem->causal = desc.mask == MaskKind::kCausal;
-  problem->mask = desc.additive_mask;
+  *problem = ProblemOf(desc);
   return Status::kOk;
 }
 
@@ -61,7 +75,7 @@ Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k,
                       const void* workspace, size_t workspace_size, internal::AttentionProblem* problem) {
   if (q == nullptr || k == nullptr || v == nullptr || out == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
-  const Status status = CheckDesc(desc, true, problem, &bytes);
+  const Status status = CheckDesc(desc, Uses::kOutAndWorkspace, problem, &bytes);
   if (status != Status::kOk) return status;
   const size_t workspace_bytes = AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim);
   if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
@@ -84,7 +98,7 @@ Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, c
                     internal::AttentionProblem* problem) {
   if (q == nullptr || k == nullptr || weights == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
-  const Status status = CheckDesc(desc, false, problem, &bytes);
+  const Status status = CheckDesc(desc, Uses::kWeights, problem, &bytes);
   if (status != Status::kOk) return status;
   using internal::Overlap;
   using internal::RangeOf;
@@ -100,11 +114,12 @@ Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, c
 
 HWY_EXPORT(AttentionForward);
 HWY_EXPORT(AttentionWeightsForward);
+HWY_EXPORT(AttentionPathOf);
 
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept {
   internal::AttentionProblem problem;
   AttentionBytes bytes;
-  return CheckDesc(desc, true, &problem, &bytes) == Status::kOk
+  return CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) == Status::kOk
              ? AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim)
              : 0;
 }
@@ -142,18 +157,15 @@ Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const floa
   for (const ByteRange& in : inputs) {
     if (Overlap(out_range, in)) return Status::kOverlap;
   }
-  AttentionProblem problem;
-  problem.q_len = desc.q_len;
-  problem.kv_len = desc.kv_len;
-  problem.head_dim = desc.head_dim;
-  problem.value_dim = desc.value_dim;
-  problem.num_heads = desc.num_heads;
-  problem.num_kv_heads = desc.num_kv_heads;
-  problem.scale = desc.scale;
-  problem.causal = desc.mask == MaskKind::kCausal;
-  problem.mask = desc.additive_mask;
-  HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, AlignedScratch(workspace));
+  HWY_DYNAMIC_DISPATCH(AttentionForward)(ProblemOf(desc), q, k, v, out, AlignedScratch(workspace));
   return Status::kOk;
+}
+
+AttentionPath AttentionPathForTest(const AttentionDesc& desc) noexcept {
+  AttentionProblem problem;
+  AttentionBytes bytes;
+  if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return AttentionPath::kRow;
+  return HWY_DYNAMIC_DISPATCH(AttentionPathOf)(problem);
 }
 
 }  // namespace internal

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "edgeattn/attention.h"
-#include "lib/softmax/softmax_scalar.h"
+#include "lib/common/float_util.h"
 
 namespace edgeattn {
 namespace internal {
@@ -58,29 +58,28 @@ inline float* AlignedScratch(void* workspace) {
   return reinterpret_cast<float*>((p + (kWorkspaceAlignment - 1)) & ~uintptr_t{kWorkspaceAlignment - 1});
 }
 
+// Query row i, head h: scores of the visible keys in `scores`, softmax, P V into the output row.
+template <class Kernels>
+void AttentionRow(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
+                  float* scores, size_t i, size_t h) {
+  const size_t g = h / (p.num_heads / p.num_kv_heads);
+  const size_t k_stride = p.num_kv_heads * p.head_dim;
+  const size_t v_stride = p.num_kv_heads * p.value_dim;
+  const float* mask_row = p.mask != nullptr ? p.mask + i * p.kv_len : nullptr;
+  const size_t n = VisibleKeys(p, i);
+  float* out_row = out + (i * p.num_heads + h) * p.value_dim;
+  if (n == 0) return FillRow(out_row, p.value_dim, 0.0f);
+  Kernels::Scores(q + (i * p.num_heads + h) * p.head_dim, k + g * p.head_dim, k_stride, p.head_dim, n, p.scale,
+                  mask_row, scores);
+  Kernels::SoftmaxRow(scores, scores, n);
+  Kernels::WeightedSum(scores, n, v + g * p.value_dim, v_stride, mask_row, out_row, p.value_dim);
+}
+
 template <class Kernels>
 void AttentionRows(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
                    float* scores) {
-  const size_t group = p.num_heads / p.num_kv_heads;
-  const size_t q_stride = p.num_heads * p.head_dim;
-  const size_t k_stride = p.num_kv_heads * p.head_dim;
-  const size_t v_stride = p.num_kv_heads * p.value_dim;
-  const size_t out_stride = p.num_heads * p.value_dim;
   for (size_t i = 0; i < p.q_len; ++i) {
-    const float* mask_row = p.mask != nullptr ? p.mask + i * p.kv_len : nullptr;
-    const size_t n = VisibleKeys(p, i);
-    for (size_t h = 0; h < p.num_heads; ++h) {
-      const size_t g = h / group;
-      float* out_row = out + i * out_stride + h * p.value_dim;
-      if (n == 0) {
-        FillRow(out_row, p.value_dim, 0.0f);
-        continue;
-      }
-      Kernels::Scores(q + i * q_stride + h * p.head_dim, k + g * p.head_dim, k_stride, p.head_dim, n, p.scale, mask_row,
-                      scores);
-      Kernels::SoftmaxRow(scores, scores, n);
-      Kernels::WeightedSum(scores, n, v + g * p.value_dim, v_stride, mask_row, out_row, p.value_dim);
-    }
+    for (size_t h = 0; h < p.num_heads; ++h) AttentionRow<Kernels>(p, q, k, v, out, scores, i, h);
   }
 }
 

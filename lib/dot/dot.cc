@@ -18,9 +18,11 @@ namespace {
 Status CheckDot(const float* a, const float* b, size_t n, const float* result) {
   // With n = 0 the arrays are not read and may be null (empty containers); result is always written.
   if (result == nullptr || (n != 0 && (a == nullptr || b == nullptr))) return Status::kNullPointer;
+  // A wrapped byte count would shrink the ranges the overlap check sees.
+  size_t bytes = 0;
+  if (!internal::FloatBytes(n, 1, 1, &bytes)) return Status::kInvalidShape;
   const internal::ByteRange out = internal::RangeOf(result, sizeof(float));
-  if (internal::Overlap(out, internal::RangeOf(a, n * sizeof(float))) ||
-      internal::Overlap(out, internal::RangeOf(b, n * sizeof(float)))) {
+  if (internal::Overlap(out, internal::RangeOf(a, bytes)) || internal::Overlap(out, internal::RangeOf(b, bytes))) {
     return Status::kOverlap;
   }
   return Status::kOk;

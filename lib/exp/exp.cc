@@ -18,8 +18,9 @@ namespace {
 Status CheckExp(const float* in, const float* out, size_t n) {
   if (n == 0) return Status::kOk;  // nothing is read or written: null arrays (empty containers) are fine
   if (in == nullptr || out == nullptr) return Status::kNullPointer;
-  // n floats of 4 bytes each fit: the caller's arrays exist. Only partial overlap is refused.
-  const size_t bytes = n * sizeof(float);
+  // A wrapped byte count would shrink the ranges the overlap check sees. Only partial overlap is refused.
+  size_t bytes = 0;
+  if (!internal::FloatBytes(n, 1, 1, &bytes)) return Status::kInvalidShape;
   if (internal::PartialOverlap(internal::RangeOf(in, bytes), internal::RangeOf(out, bytes))) return Status::kOverlap;
   return Status::kOk;
 }

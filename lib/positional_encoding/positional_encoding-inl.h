@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
+#include "lib/common/stack_vector.h"
 #include "lib/positional_encoding/positional_encoding_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -32,13 +33,16 @@ HWY_INLINE V Horner(D d, V z, const double (&coefficients)[kCount]) {
 inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   using C = internal::PeConstants;
   using T = internal::PeTaylor;
-  const hn::ScalableTag<double> d;
+  // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
+  using D = hn::CappedTag<double, internal::kMaxStackVectorBytes / sizeof(double)>;
+  const D d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const size_t N = hn::Lanes(d);
   const size_t pairs = (d_model + 1) / 2;
-  HWY_ALIGN double lane_buf[HWY_MAX_BYTES / sizeof(double)];
-  HWY_ALIGN double sin_buf[HWY_MAX_BYTES / sizeof(double)];
-  HWY_ALIGN double cos_buf[HWY_MAX_BYTES / sizeof(double)];
+  HWY_ALIGN double lane_buf[hn::MaxLanes(D())];
+  HWY_ALIGN double sin_buf[hn::MaxLanes(D())];
+  HWY_ALIGN double cos_buf[hn::MaxLanes(D())];
+  static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
     for (size_t l = 0; l < N; ++l) lane_buf[l] = l < count ? internal::InverseFrequency(i0 + l, d_model) : 0.0;

@@ -12,6 +12,7 @@
 
 #include "hwy/highway.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/common/stack_vector.h"
 #include "lib/exp/exp-inl.h"
 #include "lib/softmax/softmax_scalar.h"
 
@@ -36,7 +37,8 @@ HWY_INLINE float RowMax(D d, const float* in, size_t n) {
 #if HWY_TARGET == HWY_EMU128
   // Highway 1.0.3's EMU128 MaxOfLanes starts from -FLT_MAX: a row of -inf would get the finite max -FLT_MAX
   // (and then 0/0). Reduce the lanes here instead.
-  HWY_ALIGN float lanes[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  static_assert(sizeof(lanes) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
   hn::Store(hn::Max(m0, m1), d, lanes);
   float m = lanes[0];
   for (size_t k = 1; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
@@ -91,8 +93,9 @@ HWY_INLINE void RowSumAdd(D d, V e, V& acc0, V& acc1) {
 
 template <class D, class V>
 HWY_INLINE float RowSumTotal(D d, V acc0, V acc1) {
-  HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
-  HWY_ALIGN float compensations[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN float sums[hn::MaxLanes(D())];
+  HWY_ALIGN float compensations[hn::MaxLanes(D())];
+  static_assert(sizeof(sums) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
   hn::Store(acc0, d, sums);
   hn::Store(acc1, d, compensations);
   float sum = 0.0f, compensation = 0.0f;
@@ -115,7 +118,8 @@ HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
 
 // Softmax of one row of n >= 1 floats; in == out allowed.
 inline void SoftmaxRow(const float* in, float* out, size_t n) {
-  const hn::ScalableTag<float> d;
+  // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
+  const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
   const size_t N = hn::Lanes(d);
   const float m = RowMax(d, in, n);
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
