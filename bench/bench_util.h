@@ -196,6 +196,9 @@ void RegisterXnnpack();
 // edgeattn's own benchmarks and the calibration of this core's limits.
 void RegisterEdgeattn();
 void RegisterCalibration();
+void RegisterActivation();  // activation_bench.cc
+// The KV cache cases (kv_cache_bench.cc).
+void RegisterKvCache();
 // After every implementation is registered: one pair benchmark per case for edgeattn's SIMD path against each
 // other implementation of the case (its scalar path, each peer; the compile-time-shape cases against the
 // runtime-shape implementations of the same shape, edgeattn's included as "runtime").

@@ -272,6 +272,8 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("edgeattn_simd_target", edgeattn::SimdTarget());
   edgeattn_bench::RegisterCalibration();
   edgeattn_bench::RegisterEdgeattn();
+  edgeattn_bench::RegisterActivation();
+  edgeattn_bench::RegisterKvCache();
   edgeattn_bench::RegisterEigen();
   edgeattn_bench::RegisterOpenBlas();
   edgeattn_bench::RegisterOneDnn();

@@ -12,6 +12,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
+#include "tests/activation_reference.h"
 #include "tests/test_util.h"
 
 #if defined(__has_feature)
@@ -172,6 +173,27 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
   static float fq[4][8], fk[4][8], fv[4][8], fo[4][8], fw[1][4][4];
   const bool scalar = IsScalarPath();
   float result = 0;
+  // A KV cache of each type (GQA, a ring) and the C API's struct.
+  edgeattn::KvCacheDesc kvd;
+  kvd.num_kv_heads = 2;
+  kvd.head_dim = 16;
+  kvd.value_dim = 24;
+  kvd.capacity = 40;
+  kvd.window = 20;
+  std::vector<unsigned char> kv_storage[3];
+  edgeattn::KvCache kv_caches[3];
+  for (int t = 0; t < 3; ++t) {
+    kvd.type = static_cast<edgeattn::KvType>(t);
+    kv_storage[t].resize(edgeattn::KvCacheStorageSize(kvd));
+    ASSERT_EQ(kv_caches[t].Init(kvd, kv_storage[t].data(), kv_storage[t].size()), Status::kOk);
+  }
+  edgeattn::AttentionDesc kv_desc = MakeDesc(9, 0, 16, 24, edgeattn::MaskKind::kCausal, 4, 2);
+  std::vector<unsigned char> kv_ws(api().attention_cached_workspace_size(kv_desc, kv_caches[0]));
+  std::vector<float> kv_row(2 * 24);
+  edgeattn_kv_cache_desc ckvd = {EDGEATTN_KV_F16, 2, 16, 24, 40, 20};
+  std::vector<unsigned char> ckv_storage(edgeattn_kv_cache_storage_size(&ckvd));
+  edgeattn_kv_cache ckv;
+  edgeattn_attention_desc ckv_desc = {1, 0, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, nullptr};
 
   const long calls = AllocationsDuring([&] {
     const Api& p = api();
@@ -192,12 +214,29 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
     (void)p.linear_transposed(x.data(), 9, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.rope(rope, q.data(), 9, 1000);
     (void)p.rope_with_table(rope, table, q.data(), 9, 3);
+    const ActivationApi& act = ActivationApiFor(GetParam());
+    for (edgeattn::Activation kind : kAllActivations) {
+      (void)act.apply(a.data(), out.data(), 257, kind);
+      (void)act.apply(a.data(), out.data(), 5, kind);
+      (void)act.gated(a.data(), b.data(), out.data(), 17, kind);
+    }
+    (void)act.add(a.data(), b.data(), out.data(), 257);
+    (void)act.apply(a.data(), out.data(), 5, static_cast<edgeattn::Activation>(9));
     // Error paths.
     (void)p.softmax(rows.data(), rows.data() + 1, 1, 4);
     (void)p.attention(d, q.data(), k.data(), v.data(), o.data(), ws.data(), 1);
     (void)p.linear(x.data(), 0, 16, weight.data(), bias.data(), 24, y.data());
     (void)p.layer_norm(rows.data(), 4, 257, a.data(), b.data(), -1.0f, out.data());
     (void)p.rope(rope, q.data(), 9, size_t{1} << 24);
+    // KV caches: append (past a ring's capacity), read, truncate, attention (prefill chunk and decode).
+    for (edgeattn::KvCache& c : kv_caches) {
+      (void)c.Append(k.data(), v.data(), 33);
+      (void)c.Read(30, kv_row.data(), kv_row.data() + 16);
+      (void)c.Truncate(32);
+      (void)c.Append(k.data(), v.data(), 1);
+      (void)p.attention_cached(kv_desc, q.data(), c, o.data(), kv_ws.data(), kv_ws.size());
+      (void)p.attention_cached_workspace_size(kv_desc, c);
+    }
     // Fixed shapes.
     (void)(scalar ? fixed.RunScalar(fq, fk, fv, fo) : fixed.Run(fq, fk, fv, fo));
     (void)(scalar ? fixed.AttentionWeightsScalar(fq, fk, fw) : fixed.AttentionWeights(fq, fk, fw));
@@ -218,9 +257,18 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       const edgeattn_rope_table ctable = {out.data(), 8, 0, 37};
       (void)edgeattn_rope_table_fill(8, 0.0f, 0, 37, out.data());
       (void)edgeattn_rope_with_table(&crope, &ctable, q.data(), 9, 0);
+      (void)edgeattn_activation_apply(a.data(), out.data(), 257, EDGEATTN_ACT_GELU_ERF);
+      (void)edgeattn_gated_activation(a.data(), b.data(), out.data(), 257, EDGEATTN_ACT_SILU);
+      (void)edgeattn_add(a.data(), b.data(), out.data(), 257);
       (void)edgeattn_simd_target();
       (void)edgeattn_version();
       (void)edgeattn_status_string(EDGEATTN_ERROR_OVERLAP);
+      (void)edgeattn_kv_cache_init(&ckv, &ckvd, ckv_storage.data(), ckv_storage.size());
+      (void)edgeattn_kv_cache_append(&ckv, k.data(), v.data(), 9);
+      (void)edgeattn_kv_cache_read(&ckv, 3, kv_row.data(), kv_row.data() + 16);
+      (void)edgeattn_kv_cache_truncate(&ckv, 8);
+      (void)edgeattn_attention_cached(&ckv_desc, q.data(), &ckv, o.data(), kv_ws.data(), kv_ws.size());
+      (void)edgeattn_attention_cached_workspace_size(&ckv_desc, &ckv);
     }
   });
   EXPECT_EQ(calls, 0) << "a kernel call allocated or freed memory on " << TargetName(GetParam());

@@ -18,7 +18,7 @@ TEST(Library, VersionIsTheProjectVersion) {
 
 TEST(Library, StatusStringsAreDistinctAndTotal) {
   std::vector<std::string> seen;
-  for (int s = EDGEATTN_OK; s <= EDGEATTN_ERROR_OVERLAP; ++s) {
+  for (int s = EDGEATTN_OK; s <= EDGEATTN_ERROR_CAPACITY; ++s) {
     const char* text = edgeattn_status_string(static_cast<edgeattn_status>(s));
     ASSERT_NE(text, nullptr);
     EXPECT_STRNE(text, "unknown status") << s;

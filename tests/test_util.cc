@@ -17,7 +17,8 @@ const Api& ScalarApi() {
                           edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
                           edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
                           edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope,
-                          edgeattn::scalar::RopeWithTable};
+                          edgeattn::scalar::RopeWithTable,
+                          edgeattn::scalar::AttentionCachedWorkspaceSize, edgeattn::scalar::AttentionCached};
   return api;
 }
 
@@ -28,7 +29,8 @@ const Api& SimdApi() {
                           edgeattn::Linear,    edgeattn::AddPositionalEncoding,
                           edgeattn::RmsNorm,   edgeattn::LayerNorm,
                           edgeattn::LinearTransposed, edgeattn::Rope,
-                          edgeattn::RopeWithTable};
+                          edgeattn::RopeWithTable,
+                          edgeattn::AttentionCachedWorkspaceSize, edgeattn::AttentionCached};
   return api;
 }
 

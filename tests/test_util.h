@@ -50,6 +50,9 @@ struct Api {
   Status (*linear_transposed)(const float*, size_t, size_t, const float*, const float*, size_t, float*);
   Status (*rope)(const edgeattn::RopeDesc&, float*, size_t, size_t);
   Status (*rope_with_table)(const edgeattn::RopeDesc&, const edgeattn::RopeTableView&, float*, size_t, size_t);
+  size_t (*attention_cached_workspace_size)(const edgeattn::AttentionDesc&, const edgeattn::KvCache&);
+  Status (*attention_cached)(const edgeattn::AttentionDesc&, const float*, const edgeattn::KvCache&, float*, void*,
+                             size_t);
 };
 const Api& ScalarApi();
 const Api& SimdApi();

@@ -109,6 +109,12 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // tile (at most |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
 // widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when
 // nothing cancels), is at most about 2e-7 on the row path and 5e-7 on the tiled path; the tests assert 1e-6.
+// The bound assumes rounding to nearest and holds with flush-to-zero on; under a directed rounding mode it
+// holds with u = 2^-23 and eta = 2^-20 on every path: the SIMD path reads the rounding mode once per call and,
+// when it is not to nearest, runs every shape on the row path (whose softmax steps its exp's range reduction
+// to nearest; the small, decode and tiled loops keep the default environment's instructions, which round it
+// in the caller's mode). AttentionWeights is the row path. Masked rows, NaN rows and one-hot rows are exact in
+// every mode.
 // Errors: kNullPointer, kInvalidShape (a zero size; a byte count overflows), kInvalidArgument (scale negative
 // or not finite; num_kv_heads does not divide num_heads; mask kind unknown), kWorkspaceTooSmall, kOverlap.
 [[nodiscard]] Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out,

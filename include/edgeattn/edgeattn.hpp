@@ -2,9 +2,11 @@
 #ifndef EDGEATTN_EDGEATTN_HPP_
 #define EDGEATTN_EDGEATTN_HPP_
 
+#include "edgeattn/activation.h"
 #include "edgeattn/attention.h"
 #include "edgeattn/dot.h"
 #include "edgeattn/exp.h"
+#include "edgeattn/kv_cache.h"
 #include "edgeattn/linear.h"
 #include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"

@@ -14,7 +14,7 @@ namespace edgeattn {
 // Both paths start from the bias and add the products in increasing i, so the bound is
 //   |error| <= gamma(in_features + 1) * (sum_i |x[r][i] * weight[i][o]| + |bias[o]|) + (in_features + 1) * 2^-149,
 // gamma(n) = n*u/(1 - n*u), while nothing overflows; the second term is gradual underflow, (in_features + 1) * 2^-126
-// on SIMD units that flush subnormals to zero (see dot.h).
+// on SIMD units that flush subnormals to zero (see dot.h). u = 2^-24 rounding to nearest, 2^-23 under a directed mode.
 // Errors: kNullPointer (x, weight or y null), kInvalidShape (a zero size or a byte count overflows),
 // kOverlap (y overlaps x, weight or bias).
 // Stack: the SIMD path copies strips of weight (up to 8 KiB) into a stack buffer on SIMD targets, so that each

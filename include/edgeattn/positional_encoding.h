@@ -19,7 +19,9 @@ constexpr size_t kMaxPositions = size_t{1} << 24;
 // The angle is formed and reduced modulo pi/2 in double precision (own polynomials, no libm), and x + PE is
 // rounded once to float. Error bound per element, for p < kMaxPositions:
 //   |out - (x + PE)| <= 1 ULP(out) + (p + 1) * 2^-46.
-// The second term is the double-precision representation of 10000^(-2i/d) magnified by p.
+// The second term is the double-precision representation of 10000^(-2i/d) magnified by p. The bound holds in
+// every rounding mode (the reductions modulo ln2 and pi/2 round to nearest whatever the mode) and with
+// flush-to-zero / denormals-are-zero on; to nearest the first term is 0.5 ULP.
 // Errors: kNullPointer, kInvalidShape (seq_len or d_model 0, or a byte count overflows),
 // kInvalidArgument (first_position + seq_len > kMaxPositions).
 // On targets without double-precision vectors (ARMv7 NEON) the SIMD entry point runs the scalar loop.

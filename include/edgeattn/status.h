@@ -12,6 +12,7 @@ enum class Status : int {
   kInvalidArgument = 3,    // e.g. a non-finite or negative scale, num_heads not a multiple of num_kv_heads
   kWorkspaceTooSmall = 4,  // the workspace is smaller than the size function asks for
   kOverlap = 5,            // an output overlaps an input where the function does not allow it
+  kCapacity = 6,           // a linear KV cache (window 0) has no room for the positions being appended
 };
 
 // A short English description; "unknown status" for values outside the enum.

@@ -50,8 +50,16 @@ inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem&
 // its path, before its output is stored, by a per-row kernel that follows the softmax rules (the small paths:
 // the row path's kernels, RowPathRow; tiled and decode: FallbackRow). No path writes part of `out` and then
 // hands the call to another, so `out` may hold anything on entry (it never aliases an input).
+//
+// The caller's floating-point environment: under a directed rounding mode the exp inside the small, packed_small,
+// tiled and decode loops would round its range reduction in that mode (weights up to 270 ULP off); making those
+// loops mode-proof costs them in the default environment (lib/softmax/softmax-inl.h, ExpMinusMax). So the mode
+// is read once per call (no write to the control register) and such a call runs the row path, whose softmax
+// steps its reduction to nearest (attention.h states the bound). AttentionPathForTest reports the shape's
+// choice, the path taken to nearest.
 inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                              float* out, float* scores) {
+  if (HWY_UNLIKELY(!ExpToNearest())) return RowAttention(p, q, k, v, out, scores);
   switch (AttentionPathOf(p)) {
     case internal::AttentionPath::kPackedSmall:
       return PackedSmallAttention(p, q, k, v, out, scores);

@@ -202,11 +202,41 @@ HWY_INLINE void DecodePv(D d, const float* p, size_t n, const float* v, size_t v
   }
 }
 
+// The online-softmax step of one row after a tile of nb finite scores s, tile_max the largest: s becomes the
+// weights e^(s - m_new), the row's running max m and sum l are updated (first: the row's first tile, whose m is
+// -inf and l unused). Returns alpha = e^(m_old - m_new), by which the row's earlier output is rescaled (0 on the
+// first tile). Also the KV cache's step (lib/kv_cache/kv_cache-inl.h), which keeps m and l per row across tiles.
+template <class D>
+HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+  const size_t N = hn::Lanes(d);
+  const float m_new = tile_max > m ? tile_max : m;
+  // Scores are finite here, so m_new is too; alpha = e^(m - m_new) with the rounding of the difference folded
+  // in, as for every weight (0 for the first tile: m = -inf).
+  const float alpha = first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
+  const auto neg_m = hn::Set(d, -m_new);
+  auto sum = hn::Zero(d);
+  size_t j = 0;
+  for (; j + N <= nb; j += N) {
+    const auto e = ExpMinusMax(d, hn::LoadU(d, s + j), neg_m);
+    hn::StoreU(e, d, s + j);
+    sum = hn::Add(sum, e);
+  }
+  if (j < nb) {
+    const auto x = hn::IfThenElse(hn::FirstN(d, nb - j), LoadTail(d, s + j, nb - j), hn::Set(d, -internal::kInfinity));
+    const auto e = ExpMinusMax(d, x, neg_m);  // padding lanes: e^-inf = 0
+    StoreTail(d, e, s + j, nb - j);
+    sum = hn::Add(sum, e);
+  }
+  const float tile_sum = hn::GetLane(hn::SumOfLanes(d, sum));
+  l = first ? tile_sum : l * alpha + tile_sum;
+  m = m_new;
+  return alpha;
+}
+
 // Query row i of head h (t.q, t.k, t.v, t.out point at that head); s: min(kv_len, kDecodeTile) floats of workspace.
 template <class D>
 HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s) {
   const internal::AttentionProblem& p = *t.p;
-  const size_t N = hn::Lanes(d);
   const size_t n = internal::VisibleKeys(p, i);
   const float* q_row = t.q + i * t.q_stride;
   float* out_row = t.out + i * t.out_stride;
@@ -218,29 +248,7 @@ HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s) {
     DecodeScores(d, q_row, k_tile, t.k_stride, p.head_dim, nb, p.scale, s);
     const float tile_max = DecodeTileMax(d, s, nb);
     if (tile_max != tile_max) return FallbackRow(t, i);
-    const float m_new = tile_max > m ? tile_max : m;
-    // Scores are finite here, so m_new is too; alpha = e^(m - m_new) with the rounding of the difference folded
-    // in, as for every weight (0 for the first tile: m = -inf).
-    const float alpha =
-        j0 == 0 ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
-    const auto neg_m = hn::Set(d, -m_new);
-    auto sum = hn::Zero(d);
-    size_t j = 0;
-    for (; j + N <= nb; j += N) {
-      const auto e = ExpMinusMax(d, hn::LoadU(d, s + j), neg_m);
-      hn::StoreU(e, d, s + j);
-      sum = hn::Add(sum, e);
-    }
-    if (j < nb) {
-      const auto x =
-          hn::IfThenElse(hn::FirstN(d, nb - j), LoadTail(d, s + j, nb - j), hn::Set(d, -internal::kInfinity));
-      const auto e = ExpMinusMax(d, x, neg_m);  // padding lanes: e^-inf = 0
-      StoreTail(d, e, s + j, nb - j);
-      sum = hn::Add(sum, e);
-    }
-    const float tile_sum = hn::GetLane(hn::SumOfLanes(d, sum));
-    l = j0 == 0 ? tile_sum : l * alpha + tile_sum;
-    m = m_new;
+    const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, j0 == 0, m, l);
     DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, out_row, p.value_dim, alpha, j0 != 0);
   }
   DivideRow(d, out_row, p.value_dim, l);  // l >= 1: the key at the running max contributes e^0

@@ -20,12 +20,23 @@ static_assert(static_cast<int>(Status::kInvalidArgument) == EDGEATTN_ERROR_INVAL
 static_assert(static_cast<int>(Status::kWorkspaceTooSmall) == EDGEATTN_ERROR_WORKSPACE_TOO_SMALL,
               "status values must match");
 static_assert(static_cast<int>(Status::kOverlap) == EDGEATTN_ERROR_OVERLAP, "status values must match");
+static_assert(static_cast<int>(Status::kCapacity) == EDGEATTN_ERROR_CAPACITY, "status values must match");
+static_assert(static_cast<int>(edgeattn::KvType::kF32) == EDGEATTN_KV_F32 &&
+                  static_cast<int>(edgeattn::KvType::kF16) == EDGEATTN_KV_F16 &&
+                  static_cast<int>(edgeattn::KvType::kQ8) == EDGEATTN_KV_Q8,
+              "KV types must match");
 static_assert(static_cast<int>(edgeattn::MaskKind::kNone) == EDGEATTN_MASK_NONE &&
                   static_cast<int>(edgeattn::MaskKind::kCausal) == EDGEATTN_MASK_CAUSAL,
               "mask kinds must match");
 static_assert(static_cast<int>(edgeattn::RopeLayout::kInterleaved) == EDGEATTN_ROPE_INTERLEAVED &&
                   static_cast<int>(edgeattn::RopeLayout::kHalf) == EDGEATTN_ROPE_HALF,
               "RoPE layouts must match");
+
+static_assert(static_cast<int>(edgeattn::Activation::kGeluErf) == EDGEATTN_ACT_GELU_ERF &&
+                  static_cast<int>(edgeattn::Activation::kGeluTanh) == EDGEATTN_ACT_GELU_TANH &&
+                  static_cast<int>(edgeattn::Activation::kSilu) == EDGEATTN_ACT_SILU &&
+                  static_cast<int>(edgeattn::Activation::kRelu) == EDGEATTN_ACT_RELU,
+              "activation values must match");
 
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
@@ -60,6 +71,22 @@ edgeattn::RopeDesc FromC(const edgeattn_rope_desc& c) {
   desc.base = c.base;
   desc.layout = static_cast<edgeattn::RopeLayout>(RawValue(c.layout));
   return desc;
+}
+
+edgeattn::KvCacheDesc FromC(const edgeattn_kv_cache_desc& c) {
+  edgeattn::KvCacheDesc desc;
+  desc.type = static_cast<edgeattn::KvType>(RawValue(c.type));
+  desc.num_kv_heads = c.num_kv_heads;
+  desc.head_dim = c.head_dim;
+  desc.value_dim = c.value_dim;
+  desc.capacity = c.capacity;
+  desc.window = c.window;
+  return desc;
+}
+
+// A C++ view of a C cache (the struct holds the whole state: the view is rebuilt on every call).
+edgeattn::KvCache FromC(const edgeattn_kv_cache& c) {
+  return edgeattn::KvCache(edgeattn::internal::KvCacheState{FromC(c.desc), c.storage, c.storage_size, c.length});
 }
 
 }  // namespace
@@ -138,6 +165,69 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
                                            const float* bias, size_t out_features, float* y) {
   return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
+}
+
+edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {
+  return ToC(edgeattn::ActivationApply(x, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_gated_activation(const float* gate, const float* up, float* y, size_t n,
+                                          edgeattn_activation act) {
+  return ToC(edgeattn::GatedActivation(gate, up, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
+}
+
+edgeattn_status edgeattn_add(const float* a, const float* b, float* y, size_t n) {
+  return ToC(edgeattn::Add(a, b, y, n));
+}
+
+size_t edgeattn_kv_cache_storage_size(const edgeattn_kv_cache_desc* desc) {
+  return desc == NULL ? 0 : edgeattn::KvCacheStorageSize(FromC(*desc));
+}
+
+edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache* cache, const edgeattn_kv_cache_desc* desc, void* storage,
+                                       size_t storage_size) {
+  if (cache == NULL || desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  edgeattn::KvCache view;
+  const Status status = view.Init(FromC(*desc), storage, storage_size);
+  if (status == Status::kOk) {
+    cache->desc = *desc;
+    cache->storage = storage;
+    cache->storage_size = storage_size;
+    cache->length = 0;
+  }
+  return ToC(status);
+}
+
+edgeattn_status edgeattn_kv_cache_append(edgeattn_kv_cache* cache, const float* k, const float* v, size_t n) {
+  if (cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  edgeattn::KvCache view = FromC(*cache);
+  const Status status = view.Append(k, v, n);
+  if (status == Status::kOk) cache->length = view.length();
+  return ToC(status);
+}
+
+edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache, size_t length) {
+  if (cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  edgeattn::KvCache view = FromC(*cache);
+  const Status status = view.Truncate(length);
+  if (status == Status::kOk) cache->length = view.length();
+  return ToC(status);
+}
+
+edgeattn_status edgeattn_kv_cache_read(const edgeattn_kv_cache* cache, size_t position, float* k, float* v) {
+  if (cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(FromC(*cache).Read(position, k, v));
+}
+
+size_t edgeattn_attention_cached_workspace_size(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache) {
+  return desc == NULL || cache == NULL ? 0 : edgeattn::AttentionCachedWorkspaceSize(FromC(*desc), FromC(*cache));
+}
+
+edgeattn_status edgeattn_attention_cached(const edgeattn_attention_desc* desc, const float* q,
+                                          const edgeattn_kv_cache* cache, float* out, void* workspace,
+                                          size_t workspace_size) {
+  if (desc == NULL || cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionCached(FromC(*desc), q, FromC(*cache), out, workspace, workspace_size));
 }
 
 }  // extern "C"

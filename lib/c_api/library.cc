@@ -41,6 +41,8 @@ const char* StatusString(Status status) noexcept {
       return "workspace too small";
     case Status::kOverlap:
       return "an output overlaps an input";
+    case Status::kCapacity:
+      return "the KV cache has no room for the positions being appended";
   }
   return "unknown status";
 }

@@ -13,6 +13,12 @@
 
 #if HWY_ONCE
 namespace edgeattn {
+#if defined(__GNUC__)
+namespace internal {
+bool RoundsToNearestOutOfLine() noexcept { return RoundsToNearest(); }
+}  // namespace internal
+#endif
+
 namespace {
 
 Status CheckExp(const float* in, const float* out, size_t n) {
@@ -39,7 +45,11 @@ namespace scalar {
 Status Exp(const float* in, float* out, size_t n) noexcept {
   const Status status = CheckExp(in, out, n);
   if (status != Status::kOk) return status;
-  for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i]);
+  if (internal::RoundsToNearest()) {
+    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], true);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], false);
+  }
   return Status::kOk;
 }
 }  // namespace scalar

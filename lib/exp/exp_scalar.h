@@ -9,6 +9,15 @@
 //                    over every d with |d_lo| <= ulp(d)/2, against ExpRr2P6's 1.06).
 // Neither variant forms a subnormal intermediate for a normal result, so both keep their accuracy where the
 // hardware flushes subnormals to zero (ARMv7 NEON always does; x86 does under FTZ/DAZ).
+//
+// Rounding modes. The range reduction's n = round(x log2(e)) comes from adding 1.5*2^23, which rounds in the
+// caller's mode: under a directed mode n is the floor or ceiling, |r| reaches ln2, outside the polynomial's
+// interval (up to 270 ULP, measured on x86). Each variant therefore takes `to_nearest` (RoundsToNearest(), read
+// once per row or call): when false, n is stepped by one wherever |x - n ln2| > ln2/2 (StepToNearest), which
+// never happens in round-to-nearest, so the default environment takes the same operations and gives the same
+// bits as before.
+// Special values come from explicit comparisons, never from an overflowing or underflowing product (whose
+// result depends on the mode: FLT_MAX instead of +inf toward zero, a subnormal instead of +0 upward).
 // The SIMD versions in exp-inl.h are the same operations on vectors.
 #ifndef EDGEATTN_LIB_EXP_EXP_SCALAR_H_
 #define EDGEATTN_LIB_EXP_EXP_SCALAR_H_
@@ -16,6 +25,8 @@
 #include <stdint.h>
 
 #include "lib/common/bit_cast.h"
+#include "lib/common/float_util.h"
+#include "lib/common/fp_env.h"
 
 namespace edgeattn {
 namespace internal {
@@ -40,10 +51,18 @@ struct ExpConstants {
   static constexpr float kC4 = 0.041668057441711426f;
   static constexpr float kC5 = 0.008374965749680996f;
   static constexpr float kC6 = 0.0013842704938724637f;
-  // General exp clamps its input here: the result is already +0 / +inf, and n stays in [-216, 144] so that both
-  // halves of n give normal scale factors.
+  // General exp, rounding to nearest: clamps its input here (the result is already +0 / +inf, and n stays in
+  // [-216, 144] so that both halves of n give normal scale factors).
   static constexpr float kClampLow = -150.0f;
   static constexpr float kClampHigh = 100.0f;
+  // Under a directed mode an overflowing or underflowing product gives FLT_MAX or a subnormal instead, so the
+  // special values come from comparisons: +inf above kOverflowArg (the largest float whose e^x rounds to a
+  // finite float to nearest), +0 below kUnderflowArg (e^x < 2^-150 there: +0 to nearest).
+  static constexpr float kOverflowArg = 88.72283172607421875f;  // 0x42B17217
+  static constexpr float kUnderflowArg = -104.0f;
+  // Under a directed rounding mode, n = floor or ceil(x log2 e): step it when |x - n ln2hi| exceeds this, ln2/2
+  // plus a margin above what round-to-nearest ever leaves (ln2/2 + |n| ln2lo + |x| 2^-24 < 0.3470).
+  static constexpr float kStepThreshold = 0.3476f;
   // The SIMD array loop's fast path (exp-inl.h) for vectors whose lanes all lie in [kFastLow, kFastHigh]: there
   // n is in [-126, 62], the one factor 2^(n+64) is normal and never smaller than ExpRr2P6's 2^(n>>1) (so no
   // subnormal intermediate where ExpRr2P6 has none, which matters where subnormals flush to zero), and scaling
@@ -53,6 +72,16 @@ struct ExpConstants {
   // Largest float <= ln(FLT_MIN): from here up, 2^n >= 2^-126 is a normal float. Below, ExpRr2P6Shifted gives +0.
   static constexpr float kShiftedMinArg = -87.3365478515625f;
 };
+
+// t = 1.5*2^23 + bias + n, n from x in a directed mode: step n by one toward round(x log2 e). Adding 1 to t is
+// exact (its ulp is 1), so t keeps holding n in its low bits.
+inline float StepToNearest(float x, float t, float magic) {
+  using C = ExpConstants;
+  const float r_hi = x - (t - magic) * C::kLn2Hi;
+  if (r_hi > C::kStepThreshold) return t + 1.0f;
+  if (r_hi < -C::kStepThreshold) return t - 1.0f;
+  return t;
+}
 
 // P(r) of ExpConstants, Horner's scheme.
 inline float ExpPolynomial(float r) {
@@ -79,12 +108,18 @@ inline float ExpPolynomialEstrin(float r) {
   return (c * r2 + b) * r2 + a;
 }
 
-inline float ExpRr2P6(float x) {
+inline float ExpRr2P6(float x, bool to_nearest) {
   using C = ExpConstants;
   if (x != x) return x + x;  // quiets a signalling NaN
-  if (x < C::kClampLow) x = C::kClampLow;
-  if (x > C::kClampHigh) x = C::kClampHigh;
-  const float t = x * C::kLog2e + C::kRoundMagic;
+  if (to_nearest) {
+    if (x < C::kClampLow) x = C::kClampLow;
+    if (x > C::kClampHigh) x = C::kClampHigh;
+  } else {
+    if (x > C::kOverflowArg) return kInfinity;
+    if (x < C::kUnderflowArg) return 0.0f;
+  }
+  float t = x * C::kLog2e + C::kRoundMagic;
+  if (!to_nearest) t = StepToNearest(x, t, C::kRoundMagic);
   const float n_float = t - C::kRoundMagic;
   const int32_t n = static_cast<int32_t>(BitCastScalar<uint32_t>(t) - BitCastScalar<uint32_t>(C::kRoundMagic));
   float r = x - n_float * C::kLn2Hi;
@@ -99,11 +134,14 @@ inline float ExpRr2P6(float x) {
   return ((s1 * r) * p + s1) * s2;
 }
 
+inline float ExpRr2P6(float x) { return ExpRr2P6(x, RoundsToNearest()); }
+
 // e^(d + d_lo) for d <= 0 (or -inf); +0 for d < kShiftedMinArg; NaN for NaN (softmax detects NaN rows by it).
-inline float ExpRr2P6Shifted(float d, float d_lo) {
+inline float ExpRr2P6Shifted(float d, float d_lo, bool to_nearest) {
   using C = ExpConstants;
   if (d < C::kShiftedMinArg) return 0.0f;
-  const float t = d * C::kLog2e + C::kRoundMagicBiased;
+  float t = d * C::kLog2e + C::kRoundMagicBiased;
+  if (!to_nearest) t = StepToNearest(d, t, C::kRoundMagicBiased);
   const float n_float = t - C::kRoundMagicBiased;
   // d - n ln2hi is exact; d_lo - n ln2lo (tiny) is added to it once, beside the reduction.
   const float r = (d - n_float * C::kLn2Hi) + (d_lo - n_float * C::kLn2Lo);
@@ -111,6 +149,10 @@ inline float ExpRr2P6Shifted(float d, float d_lo) {
   const float s = BitCastScalar<float>(BitCastScalar<uint32_t>(t) << 23);  // 2^(n+64)
   return ((s * r) * p + s) * C::kTwoToMinus64;
 }
+
+// For callers in loops they do not own (attention): the mode check is hoisted (RoundsToNearestInvariant), and
+// the loop keeps one predicted branch.
+inline float ExpRr2P6Shifted(float d, float d_lo) { return ExpRr2P6Shifted(d, d_lo, RoundsToNearestInvariant()); }
 
 }  // namespace internal
 }  // namespace edgeattn

@@ -11,6 +11,7 @@
 
 #include "hwy/highway.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/common/stack_vector.h"
 #include "lib/norm/norm_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -65,7 +66,8 @@ struct NormSimdPasses {
   // Per-lane sums with Knuth's 2Sum error terms (six operations per element, no FMA, so the same on every
   // target); the lanes' sums and errors are added in double precision.
   static double CompensatedSum(const float* HWY_RESTRICT x, size_t n, float scale) {
-    const hn::ScalableTag<float> d;
+    // Capped at one bounded vector (the same tag as ScalableTag on every target but RVV): the lane buffers below.
+    const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
     const size_t N = hn::Lanes(d);
     const auto vscale = hn::Set(d, scale);
     auto sum = hn::Zero(d), compensation = hn::Zero(d);
@@ -80,8 +82,9 @@ struct NormSimdPasses {
     size_t j = 0;
     for (; j + N <= n; j += N) add(hn::LoadU(d, x + j));
     if (j < n) add(LoadTail(d, x + j, n - j));
-    HWY_ALIGN float sums[HWY_MAX_BYTES / sizeof(float)];
-    HWY_ALIGN float errors[HWY_MAX_BYTES / sizeof(float)];
+    HWY_ALIGN float sums[hn::MaxLanes(decltype(d)())];
+    HWY_ALIGN float errors[hn::MaxLanes(decltype(d)())];
+    static_assert(sizeof(sums) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
     hn::Store(sum, d, sums);
     hn::Store(compensation, d, errors);
     double total = 0.0;

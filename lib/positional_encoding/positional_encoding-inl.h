@@ -30,7 +30,8 @@ HWY_INLINE V Horner(D d, V z, const double (&coefficients)[kCount]) {
   return p;
 }
 
-inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, size_t first_position) {
+template <bool kToNearest>
+HWY_INLINE void AddPositionalEncodingRowsIn(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   using C = internal::PeConstants;
   using T = internal::PeTaylor;
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
@@ -45,12 +46,19 @@ inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, 
   static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
-    for (size_t l = 0; l < N; ++l) lane_buf[l] = l < count ? internal::InverseFrequency(i0 + l, d_model) : 0.0;
+    for (size_t l = 0; l < N; ++l) lane_buf[l] = l < count ? internal::InverseFrequency(i0 + l, d_model, kToNearest) : 0.0;
     const auto w = hn::Load(d, lane_buf);
     for (size_t r = 0; r < seq_len; ++r) {
       const auto angle = hn::Mul(hn::Set(d, static_cast<double>(first_position + r)), w);
       const auto magic = hn::Set(d, C::kRoundMagic);
-      const auto magic_sum = hn::MulAdd(angle, hn::Set(d, C::kTwoOverPi), magic);
+      auto magic_sum = hn::MulAdd(angle, hn::Set(d, C::kTwoOverPi), magic);
+      if (!kToNearest) {  // see StepToNearestDouble
+        const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, C::kPiOver2A), angle);
+        const auto threshold = hn::Set(d, C::kTrigStepThreshold);
+        const auto one = hn::Set(d, 1.0);
+        magic_sum = hn::IfThenElse(hn::Gt(r_hi, threshold), hn::Add(magic_sum, one), magic_sum);
+        magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(threshold)), hn::Sub(magic_sum, one), magic_sum);
+      }
       const auto k = hn::Sub(magic_sum, magic);
       auto red = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2A), angle);
       red = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2B), red);
@@ -75,6 +83,11 @@ inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, 
       }
     }
   }
+}
+
+inline void AddPositionalEncodingRows(float* x, size_t seq_len, size_t d_model, size_t first_position) {
+  if (internal::DoublesRoundToNearest()) return AddPositionalEncodingRowsIn<true>(x, seq_len, d_model, first_position);
+  AddPositionalEncodingRowsIn<false>(x, seq_len, d_model, first_position);
 }
 
 #else  // no double vectors on this target

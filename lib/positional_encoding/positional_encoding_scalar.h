@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "lib/common/bit_cast.h"
+#include "lib/common/fp_env.h"
 
 namespace edgeattn {
 namespace internal {
@@ -25,6 +26,12 @@ struct PeConstants {
   static constexpr double kPiOver2A = 0x1.921fb54000000p+0;
   static constexpr double kPiOver2B = 0x1.10b4612000000p-30;
   static constexpr double kPiOver2C = -0x1.676733ae8fe48p-60;
+  // Under a directed rounding mode the magic-constant rounding gives the floor or ceiling: the reduced argument
+  // reaches ln2 (exp) or pi/2 (sin, cos), where the Taylor series fall short of their 1e-17. Past these
+  // thresholds n or k is stepped by one; round-to-nearest never leaves more than ln2/2 + 15 ulp(t) and
+  // pi/4 + k (kPiOver2B + kPiOver2C) + ulp(angle) < pi/4 + 0.01, so it never steps.
+  static constexpr double kExpStepThreshold = 0.3467;
+  static constexpr double kTrigStepThreshold = 0.81;
 };
 
 // Taylor coefficients, exact rationals rounded once. Enough terms for |error| < 1e-17 on the ranges used:
@@ -44,10 +51,20 @@ struct PeTaylor {
                                      InverseFactorial(4),   -InverseFactorial(2)};
 };
 
-// e^t for t in [-10, 0]: the only use is 10000^(-2i/d).
-inline double ExpDoubleSmall(double t) {
+// magic_sum = magic + n, n from x / unit in the caller's rounding mode: n stepped by one where
+// |x - n * unit_hi| exceeds the threshold (adding 1 to magic_sum is exact: its ulp is 1).
+inline double StepToNearestDouble(double x, double magic_sum, double unit_hi, double threshold) {
+  const double r_hi = x - (magic_sum - PeConstants::kRoundMagic) * unit_hi;
+  if (r_hi > threshold) return magic_sum + 1.0;
+  if (r_hi < -threshold) return magic_sum - 1.0;
+  return magic_sum;
+}
+
+// e^t for t in [-10, 0]: the only use is 10000^(-2i/d). to_nearest: RoundsToNearest().
+inline double ExpDoubleSmall(double t, bool to_nearest) {
   using C = PeConstants;
-  const double magic_sum = t * C::kInvLn2 + C::kRoundMagic;
+  double magic_sum = t * C::kInvLn2 + C::kRoundMagic;
+  if (!to_nearest) magic_sum = StepToNearestDouble(t, magic_sum, C::kLn2Hi, C::kExpStepThreshold);
   const double n = magic_sum - C::kRoundMagic;
   const double r = (t - n * C::kLn2Hi) - n * C::kLn2Lo;
   double p = 0.0;
@@ -57,8 +74,9 @@ inline double ExpDoubleSmall(double t) {
 }
 
 // 10000^(-2*pair/d_model), the angular frequency of column pair `pair`.
-inline double InverseFrequency(size_t pair, size_t d_model) {
-  return ExpDoubleSmall(-(static_cast<double>(2 * pair) * PeConstants::kLn10000) / static_cast<double>(d_model));
+inline double InverseFrequency(size_t pair, size_t d_model, bool to_nearest) {
+  return ExpDoubleSmall(-(static_cast<double>(2 * pair) * PeConstants::kLn10000) / static_cast<double>(d_model),
+                        to_nearest);
 }
 
 // sin(r) and cos(r) for |r| <= pi/4 (plus rounding).
@@ -76,9 +94,11 @@ inline double CosReduced(double r) {
 }
 
 // sin and cos of an angle in [0, 2^24 * pi/2): angle = k*pi/2 + r, quadrant k mod 4.
+template <bool kToNearest>
 inline void SinCos(double angle, double* sin_out, double* cos_out) {
   using C = PeConstants;
-  const double magic_sum = angle * C::kTwoOverPi + C::kRoundMagic;
+  double magic_sum = angle * C::kTwoOverPi + C::kRoundMagic;
+  if (!kToNearest) magic_sum = StepToNearestDouble(angle, magic_sum, C::kPiOver2A, C::kTrigStepThreshold);
   const double k = magic_sum - C::kRoundMagic;
   const uint64_t quadrant = BitCastScalar<uint64_t>(magic_sum) & 3;
   const double r = ((angle - k * C::kPiOver2A) - k * C::kPiOver2B) - k * C::kPiOver2C;
@@ -91,18 +111,24 @@ inline void SinCos(double angle, double* sin_out, double* cos_out) {
 }
 
 // x[r][2i] += sin(p*w_i), x[r][2i+1] += cos(p*w_i), p = first_position + r, rounded once to float.
-inline void AddPositionalEncodingScalar(float* x, size_t seq_len, size_t d_model, size_t first_position) {
+template <bool kToNearest>
+inline void AddPositionalEncodingScalarIn(float* x, size_t seq_len, size_t d_model, size_t first_position) {
   const size_t pairs = (d_model + 1) / 2;
   for (size_t i = 0; i < pairs; ++i) {
-    const double w = InverseFrequency(i, d_model);
+    const double w = InverseFrequency(i, d_model, kToNearest);
     for (size_t r = 0; r < seq_len; ++r) {
       double s, c;
-      SinCos(static_cast<double>(first_position + r) * w, &s, &c);
+      SinCos<kToNearest>(static_cast<double>(first_position + r) * w, &s, &c);
       float* row = x + r * d_model;
       row[2 * i] = static_cast<float>(static_cast<double>(row[2 * i]) + s);
       if (2 * i + 1 < d_model) row[2 * i + 1] = static_cast<float>(static_cast<double>(row[2 * i + 1]) + c);
     }
   }
+}
+
+inline void AddPositionalEncodingScalar(float* x, size_t seq_len, size_t d_model, size_t first_position) {
+  if (DoublesRoundToNearest()) return AddPositionalEncodingScalarIn<true>(x, seq_len, d_model, first_position);
+  AddPositionalEncodingScalarIn<false>(x, seq_len, d_model, first_position);
 }
 
 }  // namespace internal

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
+#include "lib/common/stack_vector.h"
 #include "lib/rope/rope_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -56,17 +57,22 @@ HWY_INLINE void RopeSinCos(D d, V angle, V* sin_out, V* cos_out) {
 }
 
 inline void RopeRows(const internal::RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
-  const hn::ScalableTag<double> d;
+  // Capped at one bounded vector (the same tag as ScalableTag on every target but RVV): the lane buffers below.
+  const hn::CappedTag<double, internal::kMaxStackVectorBytes / sizeof(double)> d;
   const size_t N = hn::Lanes(d);
   const size_t pairs = p.rotary_dim / 2;
   const size_t token_stride = p.num_heads * p.head_dim;
-  HWY_ALIGN double lane_buf[HWY_MAX_BYTES / sizeof(double)];
-  HWY_ALIGN double sin_buf[HWY_MAX_BYTES / sizeof(double)];
-  HWY_ALIGN double cos_buf[HWY_MAX_BYTES / sizeof(double)];
+  HWY_ALIGN double lane_buf[hn::MaxLanes(decltype(d)())];
+  HWY_ALIGN double sin_buf[hn::MaxLanes(decltype(d)())];
+  HWY_ALIGN double cos_buf[hn::MaxLanes(decltype(d)())];
+  static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
+  // Under a directed rounding mode the scalar loop's range reductions step to the nearest integer; this loop's
+  // magic-constant rounding would not.
+  if (!internal::DoublesRoundToNearest()) return internal::RopeScalar(p, x, seq_len, first_position);
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
     for (size_t l = 0; l < N; ++l) {
-      lane_buf[l] = l < count ? internal::RopeFrequency(i0 + l, p.rotary_dim, p.log_base) : 0.0;
+      lane_buf[l] = l < count ? internal::RopeFrequency(i0 + l, p.rotary_dim, p.log_base, true) : 0.0;
     }
     const auto w = hn::Load(d, lane_buf);
     for (size_t t = 0; t < seq_len; ++t) {

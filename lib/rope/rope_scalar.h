@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "lib/common/bit_cast.h"
+#include "lib/common/fp_env.h"
 #include "lib/positional_encoding/positional_encoding_scalar.h"
 
 namespace edgeattn {
@@ -39,9 +40,10 @@ inline double LogDouble(double v) {
 }
 
 // base^(-2 pair / rotary_dim) = e^t, t = -(2 pair / rotary_dim) ln(base) in [-89, 0] for any float base.
-inline double RopeFrequency(size_t pair, size_t rotary_dim, double log_base) {
+// to_nearest: DoublesRoundToNearest() (lib/common/fp_env.h), read once per call.
+inline double RopeFrequency(size_t pair, size_t rotary_dim, double log_base, bool to_nearest) {
   if (pair == 0) return 1.0;
-  return ExpDoubleSmall(-(static_cast<double>(2 * pair) * log_base) / static_cast<double>(rotary_dim));
+  return ExpDoubleSmall(-(static_cast<double>(2 * pair) * log_base) / static_cast<double>(rotary_dim), to_nearest);
 }
 
 // Rotates the pair (a, b) by the angle whose sine and cosine are s and c; one rounding to float each.
@@ -66,17 +68,25 @@ inline void RotatePairAllHeads(const RopeProblem& p, float* token, size_t i, dou
 
 // Pair outer, token inner: the frequency is evaluated once per pair, sin/cos once per (token, pair) and shared
 // by every head.
-inline void RopeScalar(const RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
+// kToNearest: the range reductions' magic-constant rounding is to nearest (else they step to it, as the
+// positional encoding does under a directed rounding mode).
+template <bool kToNearest>
+inline void RopeScalarIn(const RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
   const size_t pairs = p.rotary_dim / 2;
   const size_t token_stride = p.num_heads * p.head_dim;
   for (size_t i = 0; i < pairs; ++i) {
-    const double w = RopeFrequency(i, p.rotary_dim, p.log_base);
+    const double w = RopeFrequency(i, p.rotary_dim, p.log_base, kToNearest);
     for (size_t t = 0; t < seq_len; ++t) {
       double s, c;
-      SinCos(static_cast<double>(first_position + t) * w, &s, &c);
+      SinCos<kToNearest>(static_cast<double>(first_position + t) * w, &s, &c);
       RotatePairAllHeads(p, x + t * token_stride, i, s, c);
     }
   }
+}
+
+inline void RopeScalar(const RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
+  if (DoublesRoundToNearest()) return RopeScalarIn<true>(p, x, seq_len, first_position);
+  RopeScalarIn<false>(p, x, seq_len, first_position);
 }
 
 // The table variant: float arithmetic only (each product and sum rounded once), cos and sin from the table row

@@ -107,37 +107,48 @@ HWY_INLINE float RowSumTotal(D d, V acc0, V acc1) {
 }
 #endif
 
-// e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar).
-template <class D, class V = hn::VFromD<D>>
-HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
+// e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar). kToNearest: see ExpRoundedSum.
+template <bool kToNearest, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpMinusMaxIn(D d, V x, V neg_m) {
   const V dv = hn::Add(x, neg_m);
   const V bb = hn::Sub(dv, x);
   const V d_lo = hn::Add(hn::Sub(x, hn::Sub(dv, bb)), hn::Sub(neg_m, bb));
-  return ExpRr2P6Shifted(d, dv, d_lo);
+  return ExpRr2P6Shifted<kToNearest>(d, dv, d_lo);
 }
 
-// Softmax of one row of n >= 1 floats; in == out allowed.
-inline void SoftmaxRow(const float* in, float* out, size_t n) {
+// The same for callers (attention's loops) that do not read the rounding mode themselves: exactly
+// ExpMinusMaxIn<true>, the default environment's operations at their cost. Under a directed mode n may then be
+// the floor or ceiling and the result up to 270 ULP off (special values stay exact: e^0 = 1, -inf and
+// d < kShiftedMinArg give +0, NaN gives NaN). Every variant that makes this mode-proof inside a loop it does
+// not own costs that loop in the default environment (measured: a branch between two inlined variants +6
+// instructions per two vectors on AVX2 and +38 on NEON, where the constants no longer stay in registers; a
+// shifted argument +2 to +9; AVX-512's embedded-rounding FMA +2 loads, having no memory operand), so the caller
+// should read ExpToNearest() once, outside its loops, and call ExpMinusMaxIn<kToNearest>, as SoftmaxRow does.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
+  return ExpMinusMaxIn<true>(d, x, neg_m);
+}
+
+// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed.
+template <bool kToNearest>
+HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
   const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
   const size_t N = hn::Lanes(d);
-  const float m = RowMax(d, in, n);
-  if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
-
   const auto neg_m = hn::Set(d, -m);
   const RowSumD<decltype(d)> ds;
   auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
-    const auto e0 = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
-    const auto e1 = ExpMinusMax(d, hn::LoadU(d, in + j + N), neg_m);
+    const auto e0 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e1 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j + N), neg_m);
     hn::StoreU(e0, d, out + j);
     hn::StoreU(e1, d, out + j + N);
     RowSumAdd(d, e0, acc0, acc1);
     RowSumAdd(d, e1, acc0, acc1);
   }
   for (; j + N <= n; j += N) {
-    const auto e = ExpMinusMax(d, hn::LoadU(d, in + j), neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
     hn::StoreU(e, d, out + j);
     RowSumAdd(d, e, acc0, acc1);
   }
@@ -145,7 +156,7 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
     const size_t rest = n - j;
     // Padding lanes are -inf, whose exp is exactly 0.
     const auto x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, in + j, rest), hn::Set(d, -internal::kInfinity));
-    const auto e = ExpMinusMax(d, x, neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest>(d, x, neg_m);
     StoreTail(d, e, out + j, rest);
     RowSumAdd(d, e, acc0, acc1);
   }
@@ -158,14 +169,24 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
   for (; j + N <= n; j += N) {
     const auto e = hn::LoadU(d, out + j);
     const auto q = hn::Mul(e, vinv);
-    hn::StoreU(hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), d, out + j);
+    hn::StoreU(hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), d, out + j);  // see CorrectedQuotient
   }
   if (j < n) {
     const size_t rest = n - j;
     const auto e = LoadTail(d, out + j, rest);
     const auto q = hn::Mul(e, vinv);
-    StoreTail(d, hn::MulAdd(hn::NegMulAdd(q, vtotal, e), vinv, q), out + j, rest);
+    StoreTail(d, hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), out + j, rest);
   }
+}
+
+// Softmax of one row of n >= 1 floats; in == out allowed.
+inline void SoftmaxRow(const float* in, float* out, size_t n) {
+  // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
+  const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
+  const float m = RowMax(d, in, n);
+  if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
+  if (HWY_LIKELY(ExpToNearest())) return SoftmaxRowFiniteMax<true>(in, out, n, m);
+  SoftmaxRowFiniteMax<false>(in, out, n, m);
 }
 
 inline void SoftmaxRows(const float* in, float* out, size_t rows, size_t cols) {

@@ -25,18 +25,18 @@ inline void SoftmaxRowNonFiniteMax(const float* in, float* out, size_t n, float 
   for (size_t j = 0; j < n; ++j) out[j] = in[j] == kInfinity ? share : 0.0f;
 }
 
-// out = e / sum, with the quotient corrected by one Newton step: r = e - q*sum is exact when fused.
+// out = e / sum, with the quotient corrected by one Newton step: r = q*sum - e is exact when fused. Written as
+// q - r/sum rather than q + (e - q*sum)/sum (the same value and, to nearest, the same bits): for e = +0 the
+// residual is +0 - +0, which is -0 when rounding downward, and q - (-0) stays +0 where q + (-0) would not.
 inline float CorrectedQuotient(float e, float sum, float inv_sum) {
   const float q = e * inv_sum;
-  const float r = e - q * sum;
-  return q + r * inv_sum;
+  const float r = q * sum - e;
+  return q - r * inv_sum;
 }
 
-// Softmax of one row of n >= 1 floats; in == out allowed.
-inline void SoftmaxRowScalar(const float* in, float* out, size_t n) {
-  float m = in[0];
-  for (size_t j = 1; j < n; ++j) m = in[j] > m ? in[j] : m;
-  if (!IsFinite(m)) return SoftmaxRowNonFiniteMax(in, out, n, m);
+// Softmax of one row of n >= 1 floats whose max m is finite; in == out allowed. kToNearest: see exp_scalar.h.
+template <bool kToNearest>
+inline void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
 
   // e_j = exp(x_j - m) with the subtraction's rounding error folded into the exponent; sum compensated.
   float sum = 0.0f;
@@ -44,7 +44,7 @@ inline void SoftmaxRowScalar(const float* in, float* out, size_t n) {
   for (size_t j = 0; j < n; ++j) {
     const float x = in[j];
     const float d = x - m;
-    const float e = ExpRr2P6Shifted(d, TwoSumError(x, -m, d));
+    const float e = ExpRr2P6Shifted(d, TwoSumError(x, -m, d), kToNearest);
     out[j] = e;
     AddCompensated(e, sum, compensation);
   }
@@ -53,6 +53,15 @@ inline void SoftmaxRowScalar(const float* in, float* out, size_t n) {
 
   const float inv_total = 1.0f / total;
   for (size_t j = 0; j < n; ++j) out[j] = CorrectedQuotient(out[j], total, inv_total);
+}
+
+// Softmax of one row of n >= 1 floats; in == out allowed.
+inline void SoftmaxRowScalar(const float* in, float* out, size_t n) {
+  float m = in[0];
+  for (size_t j = 1; j < n; ++j) m = in[j] > m ? in[j] : m;
+  if (!IsFinite(m)) return SoftmaxRowNonFiniteMax(in, out, n, m);
+  if (RoundsToNearest()) return SoftmaxRowFiniteMax<true>(in, out, n, m);
+  SoftmaxRowFiniteMax<false>(in, out, n, m);
 }
 
 }  // namespace internal

@@ -57,7 +57,7 @@ static void check_library(void) {
   CHECK(strlen(edgeattn_version()) >= 5);
   CHECK(strlen(edgeattn_simd_target()) > 0);
   printf("edgeattn %s, SIMD target %s\n", edgeattn_version(), edgeattn_simd_target());
-  for (s = EDGEATTN_OK; s <= EDGEATTN_ERROR_OVERLAP; ++s) {
+  for (s = EDGEATTN_OK; s <= EDGEATTN_ERROR_CAPACITY; ++s) {
     CHECK(strcmp(edgeattn_status_string((edgeattn_status)s), "unknown status") != 0);
   }
   CHECK(strcmp(edgeattn_status_string((edgeattn_status)42), "unknown status") == 0);
@@ -440,6 +440,142 @@ static void check_attention_errors(void) {
   CHECK(all_equal(q, 16, 0.0f) && all_equal(k, 16, 0.0f) && all_equal(v, 16, 0.0f));
 }
 
+static void check_activation(void) {
+  float x[5], y[5], up[5];
+  size_t i;
+  x[0] = -inf_f();
+  x[1] = inf_f();
+  x[2] = nan_f();
+  x[3] = 1.0f;
+  x[4] = -2.0f;
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_ERF), EDGEATTN_OK);
+  CHECK(y[0] == 0.0f && isinf(y[1]) && y[1] > 0 && isnan(y[2]));
+  CHECK_NEAR(y[3], 0.8413447460685429, 1e-6);  /* 1 * Phi(1) */
+  CHECK_NEAR(y[4], -0.04550026389635842, 1e-7); /* -2 * Phi(-2) */
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_TANH), EDGEATTN_OK);
+  CHECK_NEAR(y[3], 0.8411919906082768, 1e-6);
+  CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_RELU), EDGEATTN_OK);
+  CHECK(y[0] == 0.0f && isnan(y[2]) && y[3] == 1.0f && y[4] == 0.0f);
+  for (i = 0; i < 5; ++i) up[i] = 2.0f;
+  CHECK_STATUS(edgeattn_gated_activation(x + 3, up, y, 2, EDGEATTN_ACT_SILU), EDGEATTN_OK);
+  CHECK_NEAR(y[0], 2.0 * 0.7310585786300049, 2e-6); /* 2 * silu(1) */
+  CHECK_NEAR(y[1], 2.0 * -0.23840584404423515, 1e-6);
+  CHECK_STATUS(edgeattn_activation_apply(x, x, 5, EDGEATTN_ACT_SILU), EDGEATTN_OK); /* in place */
+  CHECK_STATUS(edgeattn_add(up, up, y, 5), EDGEATTN_OK);
+  CHECK(all_equal(y, 5, 4.0f));
+  CHECK_STATUS(edgeattn_activation_apply(NULL, NULL, 0, EDGEATTN_ACT_RELU), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_activation_apply(NULL, y, 1, EDGEATTN_ACT_RELU), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_activation_apply(up, y, 5, (edgeattn_activation)7), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_gated_activation(up, up + 1, up, 4, EDGEATTN_ACT_SILU), EDGEATTN_ERROR_OVERLAP);
+  CHECK_STATUS(edgeattn_add(up, y, up + 1, 4), EDGEATTN_ERROR_OVERLAP);
+  CHECK(all_equal(y, 5, 4.0f) && all_equal(up, 5, 2.0f));
+}
+
+/* The KV cache: a linear F32 cache gives edgeattn_attention's results on the same K/V; a ring keeps the last
+   positions; F16 and Q8 store within their rounding; every error status, with nothing changed. */
+static void check_kv_cache(void) {
+  edgeattn_kv_cache_desc cd;
+  edgeattn_kv_cache cache, ring, copy;
+  edgeattn_attention_desc d;
+  static unsigned char storage[4096], ring_storage[2048], workspace[8192];
+  static float k[12][2][4], v[12][2][3], q[3][4][4], out[3][4][3], direct[3][4][3], kr[2][4], vr[2][3];
+  size_t need, i, j, c;
+  for (i = 0; i < 12; ++i) {
+    for (j = 0; j < 2; ++j) {
+      for (c = 0; c < 4; ++c) k[i][j][c] = (float)sin(0.7 * (double)(i * 8 + j * 4 + c));
+      for (c = 0; c < 3; ++c) v[i][j][c] = (float)cos(0.3 * (double)(i * 6 + j * 3 + c));
+    }
+  }
+  for (i = 0; i < 3; ++i) {
+    for (j = 0; j < 4; ++j) {
+      for (c = 0; c < 4; ++c) q[i][j][c] = (float)sin(1.3 * (double)(i * 16 + j * 4 + c) + 0.5);
+    }
+  }
+  memset(&cd, 0, sizeof(cd));
+  cd.type = EDGEATTN_KV_F32;
+  cd.num_kv_heads = 2;
+  cd.head_dim = 4;
+  cd.value_dim = 3;
+  cd.capacity = 12;
+  cd.window = 0;
+  need = edgeattn_kv_cache_storage_size(&cd);
+  CHECK(need == 16 + 12 * 2 * 7 * 4);
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, NULL, need), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, need - 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, need), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_kv_cache_append(&cache, NULL, NULL, 0), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_kv_cache_append(&cache, &k[0][0][0], &v[0][0][0], 10), EDGEATTN_OK);
+  CHECK(cache.length == 10);
+  CHECK_STATUS(edgeattn_kv_cache_append(&cache, &k[0][0][0], &v[0][0][0], 3), EDGEATTN_ERROR_CAPACITY);
+  CHECK(cache.length == 10);
+
+  /* Prefill's last chunk of 3 queries, causal, 4 query heads on 2 kv heads: edgeattn_attention on the same K/V. */
+  d = make_desc(3, 0, 4, 3);
+  d.num_heads = 4;
+  d.num_kv_heads = 2;
+  d.mask = EDGEATTN_MASK_CAUSAL;
+  need = edgeattn_attention_cached_workspace_size(&d, &cache);
+  CHECK(need > 0 && need <= sizeof(workspace));
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &out[0][0][0], workspace, need), EDGEATTN_OK);
+  d.kv_len = 10;
+  CHECK_STATUS(edgeattn_attention(&d, &q[0][0][0], &k[0][0][0], &v[0][0][0], &direct[0][0][0], workspace,
+                                  sizeof(workspace)),
+               EDGEATTN_OK);
+  for (i = 0; i < 3 * 4 * 3; ++i) CHECK_NEAR((&out[0][0][0])[i], (&direct[0][0][0])[i], 1e-6);
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &out[0][0][0], workspace, need),
+               EDGEATTN_ERROR_INVALID_ARGUMENT); /* kv_len != 0 */
+  d.kv_len = 0;
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &out[0][0][0], workspace, need - 1),
+               EDGEATTN_ERROR_WORKSPACE_TOO_SMALL);
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, (float*)storage, workspace, need),
+               EDGEATTN_ERROR_OVERLAP);
+  CHECK_STATUS(edgeattn_attention_cached(NULL, &q[0][0][0], &cache, &out[0][0][0], workspace, need),
+               EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_kv_cache_read(&cache, 9, &kr[0][0], &vr[0][0]), EDGEATTN_OK);
+  CHECK(memcmp(kr, k[9], sizeof(kr)) == 0 && memcmp(vr, v[9], sizeof(vr)) == 0);
+  CHECK_STATUS(edgeattn_kv_cache_read(&cache, 10, &kr[0][0], &vr[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_kv_cache_truncate(&cache, 11), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_kv_cache_truncate(&cache, 4), EDGEATTN_OK);
+  CHECK(cache.length == 4);
+  copy = cache;
+  copy.length = 0;
+  d.q_len = 1;
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &copy, &out[0][0][0], workspace, need),
+               EDGEATTN_ERROR_INVALID_SHAPE); /* empty cache */
+
+  /* A ring of 4 positions with a window of 3 and the same decode step on a linear cache holding only the three
+     visible positions: bit-identical. F16 storage within half an f16 ULP (|x| <= 1 here: 2^-12). */
+  cd.type = EDGEATTN_KV_F16;
+  cd.capacity = 4;
+  cd.window = 3;
+  CHECK(edgeattn_kv_cache_storage_size(&cd) <= sizeof(ring_storage));
+  CHECK_STATUS(edgeattn_kv_cache_init(&ring, &cd, ring_storage, sizeof(ring_storage)), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_kv_cache_append(&ring, &k[0][0][0], &v[0][0][0], 12), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_kv_cache_read(&ring, 7, &kr[0][0], &vr[0][0]), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_kv_cache_read(&ring, 11, &kr[0][0], &vr[0][0]), EDGEATTN_OK);
+  for (c = 0; c < 4; ++c) CHECK_NEAR(kr[1][c], k[11][1][c], 0x1p-12);
+  cd.capacity = 3;
+  cd.window = 0;
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, sizeof(storage)), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_kv_cache_append(&cache, &k[9][0][0], &v[9][0][0], 3), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &ring, &out[0][0][0], workspace, need), EDGEATTN_OK);
+  CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &direct[0][0][0], workspace, need), EDGEATTN_OK);
+  CHECK(memcmp(out[0], direct[0], sizeof(out[0])) == 0);
+
+  /* F16 overflow and Q8 non-finite values are INVALID_ARGUMENT and store nothing. */
+  k[0][0][0] = 65520.0f;
+  CHECK_STATUS(edgeattn_kv_cache_append(&ring, &k[0][0][0], &v[0][0][0], 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(ring.length == 12);
+  cd.type = EDGEATTN_KV_Q8;
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, sizeof(storage)), EDGEATTN_OK);
+  k[0][0][0] = nan_f();
+  CHECK_STATUS(edgeattn_kv_cache_append(&cache, &k[0][0][0], &v[0][0][0], 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(cache.length == 0);
+  cd.type = (edgeattn_kv_type)9;
+  CHECK(edgeattn_kv_cache_storage_size(&cd) == 0);
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, sizeof(storage)), EDGEATTN_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void) {
   check_library();
   check_exp();
@@ -454,6 +590,8 @@ int main(void) {
   check_attention_seeds();
   check_attention_masks_and_heads();
   check_attention_errors();
+  check_activation();
+  check_kv_cache();
   printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
 }

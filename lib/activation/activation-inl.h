@@ -1,0 +1,238 @@
+// Activations on Highway vectors: the operations of activation_scalar.h, branch-free (both signs are computed and
+// selected per lane), one vector at a time, masked tails.
+
+#if defined(EDGEATTN_LIB_ACTIVATION_ACTIVATION_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_ACTIVATION_ACTIVATION_INL_H_
+#undef EDGEATTN_LIB_ACTIVATION_ACTIVATION_INL_H_
+#else
+#define EDGEATTN_LIB_ACTIVATION_ACTIVATION_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "edgeattn/activation.h"
+#include "hwy/highway.h"
+#include "lib/activation/activation_scalar.h"
+#include "lib/common/simd_tail-inl.h"
+#include "lib/exp/exp-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The rounding error of p = a*b (a*b = p + error exactly): one fused multiply-subtract where the target has FMA,
+// Dekker's product otherwise (Highway's MulSub is then a separate multiply and subtract, which would return 0).
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V TwoProductError(D d, V a, V b, V p) {
+#if HWY_NATIVE_FMA
+  (void)d;
+  return hn::MulSub(a, b, p);
+#else
+  const V splitter = hn::Set(d, internal::ActivationConstants::kSplitter);
+  const V ta = hn::Mul(splitter, a);
+  const V a_hi = hn::Sub(ta, hn::Sub(ta, a));
+  const V a_lo = hn::Sub(a, a_hi);
+  const V tb = hn::Mul(splitter, b);
+  const V b_hi = hn::Sub(tb, hn::Sub(tb, b));
+  const V b_lo = hn::Sub(b, b_hi);
+  const V e = hn::Add(hn::Add(hn::Sub(hn::Mul(a_hi, b_hi), p), hn::Mul(a_hi, b_lo)), hn::Mul(a_lo, b_hi));
+  return hn::Add(e, hn::Mul(a_lo, b_lo));
+#endif
+}
+
+// See ExpScaledBy64 in activation_scalar.h: factor * e^(w + w_lo) 2^64 for w in [-131, 0].
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo, V factor) {
+  using C = internal::ExpConstants;
+  const hn::RebindToSigned<D> di;
+  const V magic = hn::Set(d, C::kRoundMagicBiased);
+  const V t = hn::MulAdd(w, hn::Set(d, C::kLog2e), magic);
+  const V n_float = hn::Sub(t, magic);
+  const V r = hn::Add(hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), w),
+                      hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), w_lo));
+  const V p = ExpPolynomial(d, r);
+  const V s = hn::Mul(factor, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t))));  // factor * 2^(n+64)
+  return hn::MulAdd(hn::Mul(s, r), p, s);
+}
+
+// See TimesSigmoid in activation_scalar.h; both signs computed, selected per lane.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V TimesSigmoid(D d, V x, V a, V big_e) {
+  using C = internal::ActivationConstants;
+  const V one = hn::Set(d, 1.0f);
+  const V two_to_minus_64 = hn::Set(d, C::kTwoToMinus64);
+  const auto negative = hn::Lt(x, hn::Zero(d));
+  const V den = hn::MulAdd(big_e, two_to_minus_64, one);
+  const V num = hn::IfThenElse(negative, hn::Mul(hn::Neg(a), big_e), x);
+  return hn::Mul(hn::Div(num, den), hn::IfThenElse(negative, two_to_minus_64, one));
+}
+
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V Silu(D d, V x) {
+  using C = internal::ActivationConstants;
+  // A NaN lane may become the clamp here (x86's min returns its second operand); x itself carries it to y.
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kSiluClamp));
+  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(a), hn::Zero(d), hn::Set(d, 1.0f)));
+}
+
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V GeluTanh(D d, V x) {
+  using C = internal::ActivationConstants;
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kGeluTanhClamp));
+  // z = kC1 a + kC3 a^3 as z_hi + z_lo (GeluTanhArgument in activation_scalar.h).
+  const V c1_hi = hn::Set(d, C::kTanhC1Hi);
+  const V c3_hi = hn::Set(d, C::kTanhC3Hi);
+  const V a2 = hn::Mul(a, a);
+  const V a2_lo = TwoProductError(d, a, a, a2);
+  const V c3a2 = hn::Mul(c3_hi, a2);
+  const V c3a2_lo = TwoProductError(d, c3_hi, a2, c3a2);
+  const V t = hn::Add(c1_hi, c3a2);
+  const V t_minus_c1 = hn::Sub(t, c1_hi);  // Knuth's 2Sum: c1 + c3a2 = t + t_sum_error exactly
+  const V t_sum_error = hn::Add(hn::Sub(c1_hi, hn::Sub(t, t_minus_c1)), hn::Sub(c3a2, t_minus_c1));
+  const V corrections = hn::Add(hn::MulAdd(c3_hi, a2_lo, c3a2_lo),
+                                hn::MulAdd(hn::Set(d, C::kTanhC3Lo), a2, hn::Set(d, C::kTanhC1Lo)));
+  const V t_lo = hn::Add(t_sum_error, corrections);
+  const V z = hn::Mul(a, t);
+  const V z_lo = hn::MulAdd(a, t_lo, TwoProductError(d, a, t, z));
+  return TimesSigmoid(d, x, a, ExpScaledBy64(d, hn::Neg(z), hn::Neg(z_lo), hn::Set(d, 1.0f)));
+}
+
+// See GeluErfMillsRatio in activation_scalar.h.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V GeluErfMillsRatio(D d, V y) {
+  using C = internal::ActivationConstants;
+  V p = hn::Set(d, C::kP4);
+  p = hn::MulAdd(p, y, hn::Set(d, C::kP3));
+  p = hn::MulAdd(p, y, hn::Set(d, C::kP2));
+  p = hn::MulAdd(p, y, hn::Set(d, C::kP1));
+  p = hn::MulAdd(p, y, hn::Set(d, C::kP0));
+  V r = hn::Set(d, C::kR5);
+  r = hn::MulAdd(r, y, hn::Set(d, C::kR4));
+  r = hn::MulAdd(r, y, hn::Set(d, C::kR3));
+  r = hn::MulAdd(r, y, hn::Set(d, C::kR2));
+  r = hn::MulAdd(r, y, hn::Set(d, C::kR1));
+  r = hn::MulAdd(r, y, hn::Set(d, 1.0f));
+  return hn::Div(r, hn::MulAdd(hn::Mul(hn::Set(d, C::kSqrt2Pi), y), r, p));
+}
+
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V GeluErf(D d, V x) {
+  using C = internal::ActivationConstants;
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kGeluErfClamp));
+  const V a2 = hn::Mul(a, a);
+  const V a2_lo = TwoProductError(d, a, a, a2);
+  const V minus_half = hn::Set(d, -0.5f);
+  const V big_phi =
+      ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
+  const V one = hn::Set(d, 1.0f);
+  const V two_to_minus_64 = hn::Set(d, C::kTwoToMinus64);
+  const auto negative = hn::Lt(x, hn::Zero(d));
+  // x < 0: (-a Phi(-a) 2^64) 2^-64; x >= 0: x (1 - Phi(-x)).
+  const V factor = hn::IfThenElse(negative, big_phi, hn::NegMulAdd(big_phi, two_to_minus_64, one));
+  const V xn = hn::IfThenElse(negative, hn::Neg(a), x);
+  return hn::Mul(hn::Mul(xn, factor), hn::IfThenElse(negative, two_to_minus_64, one));
+}
+
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V Relu(D d, V x) {
+  return hn::IfThenZeroElse(hn::Le(x, hn::Zero(d)), x);  // NaN compares false and stays
+}
+
+// The kernels as function objects, so that each array loop is instantiated with its activation inlined.
+struct GeluErfOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return GeluErf(d, x);
+  }
+};
+struct GeluTanhOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return GeluTanh(d, x);
+  }
+};
+struct SiluOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return Silu(d, x);
+  }
+};
+struct ReluOp {
+  template <class D, class V>
+  HWY_INLINE V operator()(D d, V x) const {
+    return Relu(d, x);
+  }
+};
+
+// y[i] = op(x[i]); y == x allowed (each vector is loaded before it is stored).
+template <class Op>
+HWY_INLINE void MapArray(const float* x, float* y, size_t n, Op op) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(op(d, hn::LoadU(d, x + i)), d, y + i);
+  if (i < n) {
+    const size_t rest = n - i;
+    StoreTail(d, op(d, LoadTail(d, x + i, rest)), y + i, rest);
+  }
+}
+
+// y[i] = op(gate[i]) * up[i]; y may alias gate or up.
+template <class Op>
+HWY_INLINE void MapGatedArray(const float* gate, const float* up, float* y, size_t n, Op op) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::Mul(op(d, hn::LoadU(d, gate + i)), hn::LoadU(d, up + i)), d, y + i);
+  }
+  if (i < n) {
+    const size_t rest = n - i;
+    StoreTail(d, hn::Mul(op(d, LoadTail(d, gate + i, rest)), LoadTail(d, up + i, rest)), y + i, rest);
+  }
+}
+
+// act is valid (checked by the caller); the choice is made once, before the loop.
+inline void ActivationArray(const float* x, float* y, size_t n, Activation act) {
+  switch (act) {
+    case Activation::kGeluErf:
+      return MapArray(x, y, n, GeluErfOp());
+    case Activation::kGeluTanh:
+      return MapArray(x, y, n, GeluTanhOp());
+    case Activation::kSilu:
+      return MapArray(x, y, n, SiluOp());
+    case Activation::kRelu:
+      return MapArray(x, y, n, ReluOp());
+  }
+}
+
+inline void GatedActivationArray(const float* gate, const float* up, float* y, size_t n, Activation act) {
+  switch (act) {
+    case Activation::kGeluErf:
+      return MapGatedArray(gate, up, y, n, GeluErfOp());
+    case Activation::kGeluTanh:
+      return MapGatedArray(gate, up, y, n, GeluTanhOp());
+    case Activation::kSilu:
+      return MapGatedArray(gate, up, y, n, SiluOp());
+    case Activation::kRelu:
+      return MapGatedArray(gate, up, y, n, ReluOp());
+  }
+}
+
+inline void AddArrays(const float* a, const float* b, float* y, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::Add(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, y + i);
+  if (i < n) {
+    const size_t rest = n - i;
+    StoreTail(d, hn::Add(LoadTail(d, a + i, rest), LoadTail(d, b + i, rest)), y + i, rest);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle

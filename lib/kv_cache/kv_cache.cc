@@ -1,0 +1,315 @@
+// KV cache entry points: the cache's checks and storage operations (shared by every path: one conversion code,
+// the same stored bits everywhere), and attention against it on the scalar or the dispatched SIMD kernels.
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "edgeattn/kv_cache.h"
+#include "lib/common/checks.h"
+#include "lib/kv_cache/kv_cache_scalar.h"
+#include "lib/kv_cache/kv_cache_storage.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "lib/kv_cache/kv_cache.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "lib/kv_cache/kv_cache-inl.h"
+
+#if HWY_ONCE
+namespace edgeattn {
+namespace {
+
+using internal::KvLayout;
+
+// Shape checks of a cache descriptor: zero sizes and byte counts that overflow size_t.
+Status CheckCacheShape(const KvCacheDesc& d) {
+  if (d.num_kv_heads == 0 || d.head_dim == 0 || d.value_dim == 0 || d.capacity == 0) return Status::kInvalidShape;
+  // The storage size with the widest element (F32) and the Q8 scales both fit: no layout offset overflows.
+  if (KvCacheStorageBytes(KvType::kF32, d.num_kv_heads, d.head_dim, d.value_dim, d.capacity) == 0 ||
+      KvCacheStorageBytes(KvType::kQ8, d.num_kv_heads, d.head_dim, d.value_dim, d.capacity) == 0) {
+    return Status::kInvalidShape;
+  }
+  return Status::kOk;
+}
+
+Status CheckCacheArguments(const KvCacheDesc& d) {
+  if (d.type != KvType::kF32 && d.type != KvType::kF16 && d.type != KvType::kQ8) return Status::kInvalidArgument;
+  if (d.window > d.capacity) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+// An initialised cache: its descriptor still valid, its storage large enough, its length consistent with the
+// first held position kept in the storage's header (a struct changed by hand is kInvalidArgument).
+Status CheckCacheState(const internal::KvCacheState& s, uint64_t* oldest) {
+  if (s.storage == nullptr) return Status::kNullPointer;
+  Status status = CheckCacheShape(s.desc);
+  if (status != Status::kOk) return status;
+  status = CheckCacheArguments(s.desc);
+  if (status != Status::kOk) return status;
+  if (s.storage_size < KvCacheStorageSize(s.desc)) return Status::kInvalidArgument;
+  *oldest = internal::LoadOldest(s.storage);
+  if (*oldest > s.length || s.length - *oldest > s.desc.capacity) return Status::kInvalidArgument;
+  if (s.desc.window == 0 && (*oldest != 0 || s.length > s.desc.capacity)) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+// Stores position `position`'s K and V rows (k_src: [heads][head_dim], v_src: [heads][value_dim]) in its slot.
+void StorePosition(const KvLayout& l, unsigned char* storage, size_t position, const float* k_src,
+                   const float* v_src) {
+  const size_t slot = position % l.capacity;
+  for (size_t which = 0; which < 2; ++which) {
+    const float* src = which == 0 ? k_src : v_src;
+    const size_t row = which == 0 ? l.k_row : l.v_row;
+    const size_t width = which == 0 ? l.head_dim : l.value_dim;
+    unsigned char* dst = storage + (which == 0 ? l.k_offset : l.v_offset) + slot * row * l.element_bytes;
+    switch (l.type) {
+      case KvType::kF32:
+        memcpy(dst, src, row * sizeof(float));
+        break;
+      case KvType::kF16:
+        for (size_t e = 0; e < row; ++e) {
+          const uint16_t h = internal::FloatToHalfBits(src[e]);
+          memcpy(dst + e * 2, &h, sizeof(h));
+        }
+        break;
+      case KvType::kQ8:
+        for (size_t g = 0; g < l.heads; ++g) {
+          const float scale = internal::Q8Scale(src + g * width, width);
+          for (size_t c = 0; c < width; ++c) {
+            const int8_t q = internal::Q8Quantize(src[g * width + c], scale);
+            memcpy(dst + g * width + c, &q, sizeof(q));
+          }
+          memcpy(storage + l.scale_offset + ((slot * l.heads + g) * 2 + which) * sizeof(float), &scale,
+                 sizeof(scale));
+        }
+        break;
+    }
+  }
+}
+
+// Values the cache cannot store: F16 finite |x| >= 65520 (would become infinity), Q8 non-finite.
+bool StorableValues(KvType type, const float* x, size_t n) {
+  if (type == KvType::kF16) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t a = internal::BitCastScalar<uint32_t>(x[i]) & 0x7FFFFFFFu;
+      if (a >= internal::kHalfOverflowBits && a < 0x7F800000u) return false;
+    }
+  } else if (type == KvType::kQ8) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!internal::IsFinite(x[i])) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+size_t KvCacheStorageSize(const KvCacheDesc& desc) noexcept {
+  return KvCacheStorageBytes(desc.type, desc.num_kv_heads, desc.head_dim, desc.value_dim, desc.capacity,
+                             desc.window);
+}
+
+Status KvCache::Init(const KvCacheDesc& desc, void* storage, size_t storage_size) noexcept {
+  if (storage == nullptr) return Status::kNullPointer;
+  Status status = CheckCacheShape(desc);
+  if (status != Status::kOk) return status;
+  status = CheckCacheArguments(desc);
+  if (status != Status::kOk) return status;
+  if (storage_size < KvCacheStorageSize(desc)) return Status::kInvalidArgument;
+  internal::StoreOldest(storage, 0);
+  state_ = internal::KvCacheState{desc, storage, storage_size, 0};
+  return Status::kOk;
+}
+
+size_t KvCache::OldestPosition() const noexcept {
+  uint64_t oldest = 0;
+  return CheckCacheState(state_, &oldest) == Status::kOk ? static_cast<size_t>(oldest) : state_.length;
+}
+
+Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
+  if (state_.storage == nullptr || (n != 0 && (k == nullptr || v == nullptr))) return Status::kNullPointer;
+  uint64_t oldest;
+  Status status = CheckCacheState(state_, &oldest);
+  if (status != Status::kOk) return status;
+  const KvCacheDesc& d = state_.desc;
+  size_t k_bytes, v_bytes;
+  if (!internal::FloatBytes(n, d.num_kv_heads, d.head_dim, &k_bytes) ||
+      !internal::FloatBytes(n, d.num_kv_heads, d.value_dim, &v_bytes) || n > SIZE_MAX - state_.length) {
+    return Status::kInvalidShape;
+  }
+  if (n == 0) return Status::kOk;
+  const KvLayout l = internal::MakeKvLayout(d);
+  // A ring stores only the last `capacity` of the positions; the others are neither stored nor checked.
+  const size_t skip = d.window != 0 && n > d.capacity ? n - d.capacity : 0;
+  if (!StorableValues(d.type, k + skip * l.k_row, (n - skip) * l.k_row) ||
+      !StorableValues(d.type, v + skip * l.v_row, (n - skip) * l.v_row)) {
+    return Status::kInvalidArgument;
+  }
+  if (d.window == 0 && n > d.capacity - state_.length) return Status::kCapacity;
+  const internal::ByteRange storage_range = internal::RangeOf(state_.storage, KvCacheStorageSize(d));
+  if (internal::Overlap(storage_range, internal::RangeOf(k, k_bytes)) ||
+      internal::Overlap(storage_range, internal::RangeOf(v, v_bytes))) {
+    return Status::kOverlap;
+  }
+  unsigned char* storage = static_cast<unsigned char*>(state_.storage);
+  for (size_t j = skip; j < n; ++j) StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+  const size_t length = state_.length + n;
+  if (length - oldest > d.capacity) internal::StoreOldest(storage, length - d.capacity);
+  state_.length = length;
+  return Status::kOk;
+}
+
+Status KvCache::Truncate(size_t length) noexcept {
+  uint64_t oldest;
+  const Status status = CheckCacheState(state_, &oldest);
+  if (status != Status::kOk) return status;
+  if (length > state_.length || length < oldest) return Status::kInvalidArgument;
+  state_.length = length;
+  return Status::kOk;
+}
+
+Status KvCache::Read(size_t position, float* k, float* v) const noexcept {
+  if (k == nullptr || v == nullptr) return Status::kNullPointer;
+  uint64_t oldest;
+  const Status status = CheckCacheState(state_, &oldest);
+  if (status != Status::kOk) return status;
+  const KvCacheDesc& d = state_.desc;
+  if (position < oldest || position >= state_.length) return Status::kInvalidArgument;
+  const KvLayout l = internal::MakeKvLayout(d);
+  const internal::ByteRange k_range = internal::RangeOf(k, l.k_row * sizeof(float));
+  const internal::ByteRange v_range = internal::RangeOf(v, l.v_row * sizeof(float));
+  const internal::ByteRange storage_range = internal::RangeOf(state_.storage, KvCacheStorageSize(d));
+  if (internal::Overlap(k_range, v_range) || internal::Overlap(k_range, storage_range) ||
+      internal::Overlap(v_range, storage_range)) {
+    return Status::kOverlap;
+  }
+  const unsigned char* storage = static_cast<const unsigned char*>(state_.storage);
+  for (size_t g = 0; g < d.num_kv_heads; ++g) {
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, 0, k + g * d.head_dim);
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, 1, v + g * d.value_dim);
+  }
+  return Status::kOk;
+}
+
+namespace {
+
+size_t WorkspaceBytes(const AttentionDesc& desc, const KvCacheDesc& c) {
+  return AttentionCachedWorkspaceBytes(desc.q_len, desc.num_heads, c.num_kv_heads, c.head_dim, c.value_dim,
+                                       c.capacity, c.window);
+}
+
+// The descriptor against the cache, without the cache's length: shape, then arguments.
+Status CheckCachedDesc(const AttentionDesc& desc, const internal::KvCacheState& s) {
+  if (desc.q_len == 0 || desc.head_dim == 0 || desc.value_dim == 0 || desc.num_heads == 0) {
+    return Status::kInvalidShape;
+  }
+  size_t bytes;
+  if (!internal::FloatBytes(desc.q_len, desc.num_heads, desc.head_dim, &bytes) ||
+      !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes)) {
+    return Status::kInvalidShape;
+  }
+  const KvCacheDesc& c = s.desc;
+  if (desc.num_heads % c.num_kv_heads == 0 && WorkspaceBytes(desc, c) == 0) return Status::kInvalidShape;
+  return Status::kOk;
+}
+
+Status CheckCachedArguments(const AttentionDesc& desc, const internal::KvCacheState& s) {
+  const KvCacheDesc& c = s.desc;
+  const size_t kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
+  if (desc.kv_len != 0 || desc.head_dim != c.head_dim || desc.value_dim != c.value_dim ||
+      kv_heads != c.num_kv_heads || desc.num_heads % kv_heads != 0 || desc.additive_mask != nullptr) {
+    return Status::kInvalidArgument;
+  }
+  if (!(desc.scale >= 0.0f) || !internal::IsFinite(desc.scale)) return Status::kInvalidArgument;
+  if (desc.mask != MaskKind::kNone && desc.mask != MaskKind::kCausal) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
+                   const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p) {
+  const internal::KvCacheState& s = cache.state();
+  if (q == nullptr || out == nullptr || s.storage == nullptr) return Status::kNullPointer;
+  uint64_t oldest = 0;
+  Status status = CheckCacheShape(s.desc);
+  if (status == Status::kOk) status = CheckCachedDesc(desc, s);
+  if (status != Status::kOk) return status;
+  // What the cache can answer (its length; positions still held), where the mask kind says which are seen.
+  const Status state_status = CheckCacheState(s, &oldest);
+  const bool known_mask = desc.mask == MaskKind::kNone || desc.mask == MaskKind::kCausal;
+  if (state_status == Status::kOk && known_mask) {
+    if (s.length == 0) return Status::kInvalidShape;
+    if (desc.mask == MaskKind::kCausal && desc.q_len > s.length) return Status::kInvalidShape;
+    p->layout = internal::MakeKvLayout(s.desc);
+    p->length = s.length;
+    p->q_len = desc.q_len;
+    p->causal = desc.mask == MaskKind::kCausal;
+    size_t lo, hi;
+    internal::KvVisible(*p, 0, &lo, &hi);  // the first query sees the oldest positions
+    if (lo < oldest) return Status::kInvalidShape;
+  }
+  if (state_status != Status::kOk) return state_status;
+  status = CheckCachedArguments(desc, s);
+  if (status != Status::kOk) return status;
+  const size_t workspace_bytes = WorkspaceBytes(desc, s.desc);
+  if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (workspace == nullptr) return Status::kNullPointer;
+
+  // Both products fit: CheckCachedDesc checked them.
+  const size_t q_bytes = desc.q_len * desc.num_heads * desc.head_dim * sizeof(float);
+  const size_t out_bytes = desc.q_len * desc.num_heads * desc.value_dim * sizeof(float);
+  using internal::Overlap;
+  using internal::RangeOf;
+  const internal::ByteRange out_range = RangeOf(out, out_bytes);
+  const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
+  const internal::ByteRange q_range = RangeOf(q, q_bytes);
+  const internal::ByteRange storage_range = RangeOf(s.storage, KvCacheStorageSize(s.desc));
+  if (Overlap(out_range, ws_range) || Overlap(out_range, q_range) || Overlap(out_range, storage_range) ||
+      Overlap(ws_range, q_range) || Overlap(ws_range, storage_range)) {
+    return Status::kOverlap;
+  }
+  p->storage = static_cast<const unsigned char*>(s.storage);
+  p->num_heads = desc.num_heads;
+  p->group = desc.num_heads / s.desc.num_kv_heads;
+  p->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
+  return Status::kOk;
+}
+
+}  // namespace
+
+HWY_EXPORT(KvAttentionForward);
+
+size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  const internal::KvCacheState& s = cache.state();
+  if (CheckCacheShape(s.desc) != Status::kOk || CheckCacheArguments(s.desc) != Status::kOk ||
+      CheckCachedDesc(desc, s) != Status::kOk || CheckCachedArguments(desc, s) != Status::kOk) {
+    return 0;
+  }
+  return WorkspaceBytes(desc, s.desc);
+}
+
+Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out, void* workspace,
+                       size_t workspace_size) noexcept {
+  internal::KvAttentionProblem p;
+  const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
+  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
+  return status;
+}
+
+namespace scalar {
+
+size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  return edgeattn::AttentionCachedWorkspaceSize(desc, cache);
+}
+
+Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out, void* workspace,
+                       size_t workspace_size) noexcept {
+  internal::KvAttentionProblem p;
+  const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
+  if (status == Status::kOk) internal::KvAttentionScalar(p, q, out, internal::AlignedScratch(workspace));
+  return status;
+}
+
+}  // namespace scalar
+}  // namespace edgeattn
+#endif  // HWY_ONCE

@@ -1,0 +1,175 @@
+// GELU (erf and tanh forms) and SiLU over every float32 bit pattern, on every path, against float64 references
+// (tests/activation_reference.h says why libm in double is accurate enough). Asserts activation.h's contract and
+// reports the max ULP error per function and path. Part of the ctest label "long".
+//
+// The reference is the expensive part (erfc and exp in double), so it is computed once per input and shared by
+// all paths, and where a short formula is exact to far below 2^-43 relative it replaces libm:
+//   |x| < 2^-25:  f(x) = x/2 + c x^2 + O(x^4) (c = 1/sqrt(2 pi) for GELU erf, sqrt(2/pi) for GELU tanh,
+//                 1/4 for SiLU), relative truncation error below x^2 < 2^-50;
+//   x >= kLargeX: f(x) = x to within 2^-64 relative;
+//   x <= kFlushX: |f(x)| < FLT_MIN, only the flush rule applies.
+// The rest, 2^-25 <= |x| < 16 (120 for SiLU), is about an eighth of all inputs.
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/activation_reference.h"
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+constexpr Activation kSwept[] = {Activation::kGeluErf, Activation::kGeluTanh, Activation::kSilu};
+constexpr size_t kNumSwept = sizeof(kSwept) / sizeof(kSwept[0]);
+
+// f(x) = x exactly at float precision from here up: 1 - f(x)/x = Phi(-x) < 7e-58 (GELU erf),
+// 1/(1 + e^z) < e^-92 (GELU tanh, z > 92), 1/(1 + e^x) < e^-45 = 2^-64.9 (SiLU).
+constexpr float kLargeX[kNumSwept] = {16.0f, 16.0f, 45.0f};
+// |f(x)| < FLT_MIN / 2 at and below these (GELU erf 2e-50 at -15, GELU tanh 2e-48 at -11, SiLU 9e-51 at -120):
+// only the flush rule applies, and the reference is not needed.
+constexpr float kFlushX[kNumSwept] = {-15.0f, -11.0f, -120.0f};
+constexpr double kSmallX = 0x1p-25;
+constexpr double kSeriesC2[kNumSwept] = {0.39894228040143267794, 0.79788456080286535588 * 0.5, 0.25};
+
+struct PathResult {
+  double max_ulp = 0;
+  float worst_input = 0;
+  uint64_t violations = 0;
+  std::vector<std::string> examples;
+  void Merge(const PathResult& other) {
+    if (other.max_ulp > max_ulp) {
+      max_ulp = other.max_ulp;
+      worst_input = other.worst_input;
+    }
+    violations += other.violations;
+    for (const std::string& e : other.examples) {
+      if (examples.size() < 5) examples.push_back(e);
+    }
+  }
+};
+
+// The contract for one input and function, packed into one double (8 bytes per input and function: the sweep is
+// bound by memory traffic): a normal-range value is the reference (ULP bound); NaN: NaN expected; +inf: +inf
+// expected; +-0: the result may flush (|y| <= FLT_MIN, zero or the sign of the 0). Inputs +-0 and -inf, whose exact
+// bits the unit test checks, are checked here by the flush rule.
+double PackedExpectation(size_t f, float x) {
+  if (std::isnan(x)) return kNaN;
+  if (x == kInf) return kInf;
+  if (x == -kInf || x <= kFlushX[f]) return -0.0;
+  const double xd = static_cast<double>(x);
+  double exact;
+  if (x >= kLargeX[f]) {
+    exact = xd;
+  } else if (std::fabs(xd) < kSmallX) {
+    exact = xd * (0.5 + kSeriesC2[f] * xd);
+  } else {
+    exact = ActivationReference(kSwept[f], xd);
+  }
+  if (std::fabs(static_cast<float>(exact)) < FLT_MIN) return std::signbit(exact) ? -0.0 : 0.0;
+  return exact;
+}
+
+// 1 / ULP of exact rounded to float (|exact| >= FLT_MIN) from its bits: frexp and ldexp would cost more than the
+// rest of the check.
+inline double InverseUlp(double exact) {
+  uint32_t bits;
+  const float rounded = std::fabs(static_cast<float>(exact));
+  std::memcpy(&bits, &rounded, sizeof(bits));
+  const uint64_t inverse_bits = static_cast<uint64_t>(1023 + 23 + 127 - (bits >> 23)) << 52;  // 2^(23 - e)
+  double inverse;
+  std::memcpy(&inverse, &inverse_bits, sizeof(inverse));
+  return inverse;
+}
+
+TEST(ActivationExhaustive, AllFloatsAllPaths) {
+  // EDGEATTN_EXP_SWEEP_STRIDE = 1: every bit pattern; emulated builds take every n-th (n odd).
+  constexpr uint64_t kStride = EDGEATTN_EXP_SWEEP_STRIDE;
+  constexpr uint64_t kInputs = ((uint64_t{1} << 32) + kStride - 1) / kStride;
+  constexpr size_t kChunk = EDGEATTN_TEST_SMALL_MEMORY ? size_t{1} << 12 : size_t{1} << 20;  // 36 bytes per input
+  const std::vector<Path> paths = SupportedPaths();
+  std::vector<PathResult> results(paths.size() * kNumSwept);
+  std::vector<double> path_seconds(paths.size(), 0.0);
+  std::vector<float> in(kChunk), out(kChunk);
+  std::vector<double> expect(kChunk * kNumSwept);
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t base = 0; base < kInputs; base += kChunk) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, kInputs - base));
+    ParallelFor(chunk, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t bits = static_cast<uint32_t>((base + i) * kStride);
+        std::memcpy(&in[i], &bits, sizeof(float));
+        for (size_t f = 0; f < kNumSwept; ++f) expect[f * kChunk + i] = PackedExpectation(f, in[i]);
+      }
+    });
+    for (size_t p = 0; p < paths.size(); ++p) {
+      const auto path_start = std::chrono::steady_clock::now();
+      ScopedTarget target(paths[p]);  // process-wide: every worker runs the same path
+      const ActivationApi& api = ActivationApiFor(paths[p]);
+      for (size_t f = 0; f < kNumSwept; ++f) {
+        const Activation act = kSwept[f];
+        const double bound = MaxUlp(act);
+        TestMutex merge;
+        ParallelFor(chunk, [&](size_t begin, size_t end) {
+          PathResult r;
+          if (api.apply(in.data() + begin, out.data() + begin, end - begin, act) != Status::kOk) {
+            r.violations = end - begin;
+            r.examples.push_back("status not OK");
+          }
+          const double* e = expect.data() + f * kChunk;
+          for (size_t i = begin; i < end; ++i) {
+            const float got = out[i];
+            const double exact = e[i];
+            bool ok;
+            if (exact != 0.0 && std::isfinite(exact)) {
+              const double ulp = std::fabs(static_cast<double>(got) - exact) * InverseUlp(exact);
+              ok = ulp <= bound;
+              if (ulp > r.max_ulp) {
+                r.max_ulp = ulp;
+                r.worst_input = in[i];
+              }
+            } else if (exact == 0.0) {
+              ok = std::fabs(got) <= FLT_MIN && (got == 0.0f || std::signbit(got) == std::signbit(exact));
+            } else {  // NaN or +inf
+              ok = (std::isnan(exact) ? std::isnan(got) : got == kInf);
+            }
+            if (!ok && ++r.violations <= 5) {
+              r.examples.push_back(std::string(ActivationName(act)) + "(" + std::to_string(in[i]) + ") = " +
+                                   std::to_string(got) + ", reference " + std::to_string(exact));
+            }
+          }
+          ScopedLock lock(merge);
+          results[p * kNumSwept + f].Merge(r);
+        });
+      }
+      path_seconds[p] += std::chrono::duration<double>(std::chrono::steady_clock::now() - path_start).count();
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t p = 0; p < paths.size(); ++p) {
+    for (size_t f = 0; f < kNumSwept; ++f) {
+      const PathResult& r = results[p * kNumSwept + f];
+      const char* name = ActivationName(kSwept[f]);
+      std::printf("%-9s %s, %-10s max %.4f ULP (at x = %.9g), %s contract violations\n", name,
+                  kStride == 1 ? "exhaustive (all 2^32 inputs)"
+                               : ("dense sample (stride " + std::to_string(kStride) + ")").c_str(),
+                  TargetName(paths[p]), r.max_ulp, static_cast<double>(r.worst_input),
+                  std::to_string(r.violations).c_str());
+      RecordProperty(std::string("max_ulp_") + name + "_" + TargetName(paths[p]), std::to_string(r.max_ulp));
+      EXPECT_EQ(r.violations, 0u) << name << " " << TargetName(paths[p]);
+      for (const std::string& e : r.examples) ADD_FAILURE() << TargetName(paths[p]) << ": " << e;
+    }
+  }
+  std::printf("%.1f s in all (wall clock); per path, evaluating and checking:", seconds);
+  for (size_t p = 0; p < paths.size(); ++p) std::printf(" %s %.1f s", TargetName(paths[p]), path_seconds[p]);
+  std::printf("\n");
+}
+
+}  // namespace
+}  // namespace edgeattn_test

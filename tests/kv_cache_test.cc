@@ -1,0 +1,903 @@
+// KV cache: the f16 and int8 storage roundings against independent references, every status rule (an error
+// changes nothing: length, storage bytes, outputs), ring and linear caches bit-identical, the F32 cache against
+// Attention, grouped-query attention, and whole decode loops against a float64 reference built from the stored
+// values, on every path.
+#include "edgeattn/kv_cache.h"
+
+#include <gtest/gtest.h>
+#include <stdint.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "edgeattn/edgeattn.h"
+#include "lib/kv_cache/kv_cache_storage.h"
+#include "tests/fp_env.h"
+#include "tests/half_reference.h"
+#include "tests/reference.h"
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+namespace {
+
+using edgeattn::AttentionDesc;
+using edgeattn::KvCache;
+using edgeattn::KvCacheDesc;
+using edgeattn::KvType;
+using edgeattn::MaskKind;
+
+TEST(KvCacheHalf, EveryHalfConvertsBackExactly) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = edgeattn::internal::HalfBitsToFloat(static_cast<uint16_t>(h));
+    const double want = RefHalfValue(static_cast<uint16_t>(h));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(f)) << h;
+      continue;
+    }
+    ASSERT_EQ(static_cast<double>(f), want) << h;
+    ASSERT_EQ(std::signbit(f), std::signbit(want)) << h;
+    // And back: every half is a float, so it converts to itself (NaN payloads aside).
+    ASSERT_EQ(edgeattn::internal::FloatToHalfBits(f), h) << h;
+  }
+}
+
+// A dense sample of all 2^32 floats (every 65537th pattern, which walks through every exponent and low-bit
+// pattern) plus every float within 3 patterns of each half and each midpoint between halves (the ties and their
+// neighbours, where rounding decides). The exhaustive
+// run over all 2^32 floats is in kv_cache_exhaustive_test.cc (label long).
+TEST(KvCacheHalf, FloatToHalfRoundsToNearestEven) {
+  size_t checked = 0;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 65537) {
+    float x;
+    const uint32_t b = static_cast<uint32_t>(bits);
+    std::memcpy(&x, &b, sizeof(x));
+    ASSERT_TRUE(SameHalf(x, edgeattn::internal::FloatToHalfBits(x))) << std::hex << b;
+    ++checked;
+  }
+  for (uint32_t h = 0; h < 0x7C00; ++h) {
+    for (int side = 0; side < 2; ++side) {
+      // The half itself and the midpoint to the next one, as float bit patterns (the midpoint is a float:
+      // 11 significant bits + 1).
+      const double center = side == 0 ? RefHalfValue(static_cast<uint16_t>(h))
+                                      : (RefHalfValue(static_cast<uint16_t>(h)) +
+                                         RefHalfValue(static_cast<uint16_t>(h + 1))) / 2;
+      const float c = static_cast<float>(center);
+      ASSERT_EQ(static_cast<double>(c), center);
+      uint32_t cb;
+      std::memcpy(&cb, &c, sizeof(cb));
+      for (int d = -3; d <= 3; ++d) {
+        for (uint32_t sign : {0u, 0x80000000u}) {
+          const uint32_t b = (static_cast<uint32_t>(static_cast<int64_t>(cb) + d) & 0x7FFFFFFFu) | sign;
+          float x;
+          std::memcpy(&x, &b, sizeof(x));
+          ASSERT_TRUE(SameHalf(x, edgeattn::internal::FloatToHalfBits(x))) << std::hex << b;
+          ++checked;
+        }
+      }
+    }
+  }
+  RecordProperty("checked", std::to_string(checked));
+}
+
+// Q8's integer rounding is to nearest even in every rounding mode the caller may have set (it does not use the
+// mode-dependent magic-number addition); references from nearbyint in the default mode.
+TEST(KvCacheQ8, RoundingToNearestEvenInEveryMode) {
+  std::vector<float> x;
+  for (int i = -1300; i <= 1300; ++i) x.push_back(static_cast<float>(i) * 0.1f);
+  for (int i = -255; i <= 255; ++i) {
+    x.push_back(static_cast<float>(i) * 0.5f);  // every tie
+    x.push_back(std::nextafter(static_cast<float>(i) * 0.5f, 1000.0f));
+    x.push_back(std::nextafter(static_cast<float>(i) * 0.5f, -1000.0f));
+  }
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = std::nearbyint(x[i]);
+  for (int mode = kToNearest; mode <= kTowardZero; ++mode) {
+    std::vector<float> got(x.size());
+    {
+      ScopedFpEnv env(FpEnv{static_cast<Rounding>(mode), false, false});
+      for (size_t i = 0; i < x.size(); ++i) got[i] = edgeattn::internal::RoundToNearestEven(x[i]);
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(Bits(got[i] + 0.0f), Bits(expected[i] + 0.0f)) << kRoundingNames[mode] << " x = " << x[i];
+    }
+  }
+}
+
+// ---- Caches in test buffers ----
+
+KvCacheDesc MakeCacheDesc(KvType type, size_t heads, size_t dk, size_t dv, size_t capacity, size_t window) {
+  KvCacheDesc d;
+  d.type = type;
+  d.num_kv_heads = heads;
+  d.head_dim = dk;
+  d.value_dim = dv;
+  d.capacity = capacity;
+  d.window = window;
+  return d;
+}
+
+// A cache over a vector, the storage misaligned by `misalign` bytes.
+struct TestCache {
+  std::vector<unsigned char> bytes;
+  size_t misalign;
+  KvCache cache;
+  TestCache(const KvCacheDesc& d, size_t misalign_bytes = 0) : misalign(misalign_bytes) {
+    const size_t size = edgeattn::KvCacheStorageSize(d);
+    EXPECT_NE(size, 0u);
+    bytes.assign(size + misalign + 64, 0xA5);
+    EXPECT_EQ(cache.Init(d, storage(), size), Status::kOk);
+  }
+  unsigned char* storage() {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(bytes.data());
+    return bytes.data() + (64 - base % 64) % 64 + misalign;
+  }
+  std::vector<unsigned char> Snapshot() const { return bytes; }
+  const KvCacheDesc& desc() const { return cache.desc(); }
+  // Position p's K and V as stored (Read).
+  void ReadPosition(size_t p, std::vector<float>& k, std::vector<float>& v) const {
+    k.assign(desc().num_kv_heads * desc().head_dim, 0.0f);
+    v.assign(desc().num_kv_heads * desc().value_dim, 0.0f);
+    ASSERT_EQ(cache.Read(p, k.data(), v.data()), Status::kOk) << "position " << p;
+  }
+};
+
+// Random K/V rows for n positions.
+void RandomRows(Rng& rng, const KvCacheDesc& d, size_t n, std::vector<float>& k, std::vector<float>& v,
+                float sigma = 1.0f) {
+  k.resize(n * d.num_kv_heads * d.head_dim);
+  v.resize(n * d.num_kv_heads * d.value_dim);
+  for (float& x : k) x = rng.Normal(sigma);
+  for (float& x : v) x = rng.Normal(sigma);
+}
+
+AttentionDesc CachedDesc(size_t q_len, const KvCacheDesc& c, size_t num_heads, MaskKind mask) {
+  AttentionDesc d;
+  d.q_len = q_len;
+  d.kv_len = 0;
+  d.head_dim = c.head_dim;
+  d.value_dim = c.value_dim;
+  d.num_heads = num_heads;
+  d.num_kv_heads = c.num_kv_heads;
+  d.mask = mask;
+  return d;
+}
+
+// Runs attention against the cache; out gets q_len * num_heads * value_dim floats.
+Status RunCached(const Api& api, const AttentionDesc& d, const float* q, const KvCache& cache, std::vector<float>& out) {
+  const size_t ws_size = api.attention_cached_workspace_size(d, cache);
+  EXPECT_NE(ws_size, 0u);
+  std::vector<unsigned char> ws(ws_size + 5);
+  out.assign(d.q_len * d.num_heads * d.value_dim, kNaN);
+  return api.attention_cached(d, q, cache, out.data(), ws.data() + 5, ws_size);
+}
+
+// Positions query i sees (the contract, restated): [lo, hi).
+void Visible(const AttentionDesc& d, const KvCacheDesc& c, size_t length, size_t i, size_t* lo, size_t* hi) {
+  *hi = d.mask == MaskKind::kCausal ? length - d.q_len + i + 1 : length;
+  *lo = c.window != 0 && *hi > c.window ? *hi - c.window : 0;
+}
+
+// Checks every output against attention.h's bound on the values the cache stores (Read), in double.
+void CheckAgainstStoredValues(const AttentionDesc& d, const TestCache& tc, const float* q, const float* out,
+                              const char* what) {
+  const KvCacheDesc& c = tc.desc();
+  for (size_t i = 0; i < d.q_len; ++i) {
+    size_t lo, hi;
+    Visible(d, c, tc.cache.length(), i, &lo, &hi);
+    std::vector<float> k, v, kr, vr;
+    for (size_t p = lo; p < hi; ++p) {
+      tc.ReadPosition(p, kr, vr);
+      k.insert(k.end(), kr.begin(), kr.end());
+      v.insert(v.end(), vr.begin(), vr.end());
+    }
+    AttentionDesc one = d;
+    one.q_len = 1;
+    one.kv_len = hi - lo;
+    one.mask = MaskKind::kNone;
+    for (size_t h = 0; h < d.num_heads; ++h) {
+      const RefAttentionRow ref = RefAttention(one, q + i * d.num_heads * d.head_dim, k.data(), v.data(), 0, h);
+      for (size_t col = 0; col < d.value_dim; ++col) {
+        const float got = out[(i * d.num_heads + h) * d.value_dim + col];
+        ASSERT_LE(std::fabs(got - ref.out[col]), ref.bound[col])
+            << what << " row " << i << " head " << h << " col " << col << " length " << tc.cache.length();
+      }
+    }
+  }
+}
+
+class KvCacheTest : public PathTest {};
+EDGEATTN_INSTANTIATE_PATHS(KvCacheTest);
+
+const KvType kTypes[] = {KvType::kF32, KvType::kF16, KvType::kQ8};
+const char* TypeName(KvType t) { return t == KvType::kF32 ? "f32" : t == KvType::kF16 ? "f16" : "q8"; }
+
+// ---- Storage ----
+
+TEST_P(KvCacheTest, StoredValuesAreWithinTheDocumentedRounding) {
+  Rng rng;
+  for (KvType type : kTypes) {
+    for (size_t width : {1, 3, 16, 33, 128}) {
+      const KvCacheDesc c = MakeCacheDesc(type, 2, width, width + 1, 8, 0);
+      TestCache tc(c, width % 4);
+      std::vector<float> k, v;
+      RandomRows(rng, c, 8, k, v);
+      // Magnitudes across the f16 range (subnormal halves included), a zero row, a row with one large value.
+      for (size_t i = 0; i < k.size(); ++i) k[i] *= std::ldexp(1.0f, static_cast<int>(rng.Index(40)) - 28);
+      for (size_t i = 0; i < c.num_kv_heads * width; ++i) k[2 * c.num_kv_heads * width + i] = 0.0f;
+      v[5] = 60000.0f;
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 8), Status::kOk);
+      for (size_t p = 0; p < 8; ++p) {
+        std::vector<float> kr, vr;
+        tc.ReadPosition(p, kr, vr);
+        for (int which = 0; which < 2; ++which) {
+          const std::vector<float>& src = which == 0 ? k : v;
+          const std::vector<float>& got = which == 0 ? kr : vr;
+          const size_t w = which == 0 ? c.head_dim : c.value_dim;
+          for (size_t g = 0; g < c.num_kv_heads; ++g) {
+            double max_abs = 0;
+            for (size_t e = 0; e < w; ++e) max_abs = std::max(max_abs, std::fabs(double{src[(p * 2 + g) * w + e]}));
+            for (size_t e = 0; e < w; ++e) {
+              const double x = src[(p * 2 + g) * w + e];
+              const double r = got[g * w + e];
+              double bound = 0;
+              if (type == KvType::kF16) {
+                int ex;
+                std::frexp(std::fabs(x), &ex);
+                bound = std::ldexp(1.0, std::max(ex - 1, -14) - 11);  // half an f16 ULP
+              } else if (type == KvType::kQ8) {
+                bound = max_abs / 127 / 2 * (1 + 0x1p-14) + 0x1p-126;  // scale/2
+              }
+              ASSERT_LE(std::fabs(r - x), bound) << TypeName(type) << " p " << p << " which " << which << " x " << x;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_P(KvCacheTest, SpecialValuesAreStoredAsSuch) {
+  for (KvType type : {KvType::kF32, KvType::kF16}) {
+    const KvCacheDesc c = MakeCacheDesc(type, 1, 4, 4, 2, 0);
+    TestCache tc(c);
+    const float k[4] = {kInf, -kInf, kNaN, -0.0f}, v[4] = {65504.0f, -65504.0f, 1e-8f, 0x1p-24f};
+    ASSERT_EQ(tc.cache.Append(k, v, 1), Status::kOk);
+    std::vector<float> kr, vr;
+    tc.ReadPosition(0, kr, vr);
+    EXPECT_EQ(kr[0], kInf);
+    EXPECT_EQ(kr[1], -kInf);
+    EXPECT_TRUE(std::isnan(kr[2]));
+    EXPECT_EQ(Bits(kr[3]), Bits(-0.0f));
+    EXPECT_EQ(vr[0], 65504.0f);
+    EXPECT_EQ(vr[1], -65504.0f);
+    EXPECT_EQ(vr[3], 0x1p-24f);
+    EXPECT_EQ(vr[2], type == KvType::kF32 ? 1e-8f : 0.0f);  // below 2^-25: 0 in f16
+  }
+  // Q8: an all-zero row stores scale 0 and reads back as zeros.
+  const KvCacheDesc c = MakeCacheDesc(KvType::kQ8, 1, 4, 4, 2, 0);
+  TestCache tc(c);
+  const float k[4] = {0, 0, 0, 0}, v[4] = {1, -2, 3, -127};
+  ASSERT_EQ(tc.cache.Append(k, v, 1), Status::kOk);
+  std::vector<float> kr, vr;
+  tc.ReadPosition(0, kr, vr);
+  for (float x : kr) EXPECT_EQ(Bits(x), Bits(0.0f));
+  EXPECT_EQ(vr[3], -127.0f);  // scale exactly 1
+  EXPECT_EQ(vr[0], 1.0f);
+}
+
+TEST(KvCacheStorage, SizeFormulaAndInvalidShapes) {
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kF32, 2, 8, 4, 10, 0)), 16u + 10 * 2 * 12 * 4);
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kF16, 2, 8, 4, 10, 3)), 16u + 10 * 2 * 12 * 2);
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kQ8, 2, 8, 4, 10, 10)), 16u + 10 * 2 * (12 + 8));
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kF32, 2, 8, 4, 10, 11)), 0u);
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(static_cast<KvType>(3), 2, 8, 4, 10, 0)), 0u);
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kF32, 0, 8, 4, 10, 0)), 0u);
+  EXPECT_EQ(edgeattn::KvCacheStorageSize(MakeCacheDesc(KvType::kF32, 1, 8, 4, SIZE_MAX / 16, 0)), 0u);
+  static_assert(edgeattn::KvCacheStorageBytes(KvType::kQ8, 1, 64, 64, 256) == 16 + 256 * (128 + 8), "formula");
+}
+
+// ---- Status rules: every error changes nothing ----
+
+// The cache's length, storage bytes and an output buffer before and after a call that must fail.
+struct Unchanged {
+  const TestCache& tc;
+  size_t length;
+  std::vector<unsigned char> bytes;
+  explicit Unchanged(const TestCache& t) : tc(t), length(t.cache.length()), bytes(t.Snapshot()) {}
+  bool Holds() const { return tc.cache.length() == length && tc.bytes == bytes; }
+};
+
+TEST_P(KvCacheTest, InitErrors) {
+  std::vector<unsigned char> storage(4096, 0x5A);
+  const std::vector<unsigned char> before = storage;
+  KvCache cache;
+  const KvCacheDesc good = MakeCacheDesc(KvType::kF16, 2, 4, 4, 8, 0);
+  const size_t need = edgeattn::KvCacheStorageSize(good);
+  EXPECT_EQ(cache.Init(good, nullptr, need), Status::kNullPointer);
+  KvCacheDesc d = good;
+  d.head_dim = 0;
+  EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidShape);
+  d = good;
+  d.capacity = SIZE_MAX / 4;
+  EXPECT_EQ(cache.Init(d, storage.data(), SIZE_MAX), Status::kInvalidShape);
+  d = good;
+  d.window = 9;
+  EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.type = static_cast<KvType>(7);
+  EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidArgument);
+  EXPECT_EQ(cache.Init(good, storage.data(), need - 1), Status::kInvalidArgument);
+  d = good;
+  d.head_dim = 0;
+  d.window = 9;  // shape before argument
+  EXPECT_EQ(cache.Init(d, nullptr, need), Status::kNullPointer);
+  EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidShape);
+  EXPECT_EQ(storage, before);
+  // An uninitialised cache is a null storage.
+  float k[8] = {}, v[8] = {};
+  EXPECT_EQ(cache.Append(k, v, 1), Status::kNullPointer);
+  EXPECT_EQ(cache.Read(0, k, v), Status::kNullPointer);
+  EXPECT_EQ(cache.Init(good, storage.data(), need), Status::kOk);
+  EXPECT_EQ(cache.length(), 0u);
+}
+
+TEST_P(KvCacheTest, AppendErrorsChangeNothing) {
+  Rng rng;
+  for (KvType type : kTypes) {
+    for (size_t window : {0, 3}) {
+      const KvCacheDesc c = MakeCacheDesc(type, 2, 5, 3, 6, window);
+      TestCache tc(c, 1);
+      std::vector<float> k, v;
+      RandomRows(rng, c, 10, k, v);
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 4), Status::kOk);
+      const Unchanged before(tc);
+      EXPECT_EQ(tc.cache.Append(nullptr, v.data(), 1), Status::kNullPointer);
+      EXPECT_EQ(tc.cache.Append(k.data(), nullptr, 1), Status::kNullPointer);
+      EXPECT_EQ(tc.cache.Append(k.data(), v.data(), SIZE_MAX / 4), Status::kInvalidShape);
+      EXPECT_EQ(tc.cache.Append(nullptr, nullptr, 0), Status::kOk);
+      // The last value of the append is bad: nothing before it may have been stored either.
+      std::vector<float> bad_k = k, bad_v = v;
+      if (type == KvType::kF16) {
+        bad_v[2 * 2 * 3 - 1] = -65520.0f;
+        EXPECT_EQ(tc.cache.Append(bad_k.data(), bad_v.data(), 2), Status::kInvalidArgument);
+        bad_v[2 * 2 * 3 - 1] = 65519.99f;  // rounds to 65504: storable
+        bad_k[3] = 1e30f;
+        EXPECT_EQ(tc.cache.Append(bad_k.data(), bad_v.data(), 2), Status::kInvalidArgument);
+      } else if (type == KvType::kQ8) {
+        bad_v[2 * 2 * 3 - 1] = kNaN;
+        EXPECT_EQ(tc.cache.Append(bad_k.data(), bad_v.data(), 2), Status::kInvalidArgument);
+        bad_v[2 * 2 * 3 - 1] = 0.0f;
+        bad_k[3] = -kInf;
+        EXPECT_EQ(tc.cache.Append(bad_k.data(), bad_v.data(), 2), Status::kInvalidArgument);
+      }
+      if (window == 0) {
+        EXPECT_EQ(tc.cache.Append(k.data(), v.data(), 3), Status::kCapacity);
+        if (type != KvType::kF32) {
+          // INVALID_ARGUMENT comes before CAPACITY.
+          EXPECT_EQ(tc.cache.Append(bad_k.data(), bad_v.data(), 3), Status::kInvalidArgument);
+        }
+      }
+      // k or v overlapping the storage (F32: the storage's bytes as floats pass the value checks, which come
+      // first).
+      if (type == KvType::kF32) {
+        float* inside = reinterpret_cast<float*>(tc.storage() + 20);
+        EXPECT_EQ(tc.cache.Append(inside, v.data(), 1), Status::kOverlap);
+        EXPECT_EQ(tc.cache.Append(k.data(), inside, 1), Status::kOverlap);
+      }
+      EXPECT_TRUE(before.Holds()) << TypeName(type) << " window " << window;
+      // The linear cache's last two slots still take an append, then it is full.
+      if (window == 0) {
+        EXPECT_EQ(tc.cache.Append(k.data(), v.data(), 2), Status::kOk);
+        EXPECT_EQ(tc.cache.Append(k.data(), v.data(), 1), Status::kCapacity);
+        EXPECT_EQ(tc.cache.Append(nullptr, nullptr, 0), Status::kOk);
+      }
+    }
+  }
+}
+
+TEST_P(KvCacheTest, RingKeepsTheLastCapacityPositionsAndTruncateRules) {
+  Rng rng;
+  for (KvType type : kTypes) {
+    const KvCacheDesc c = MakeCacheDesc(type, 1, 4, 2, 5, 5);
+    TestCache ring(c, 3);
+    const KvCacheDesc lc = MakeCacheDesc(type, 1, 4, 2, 32, 0);
+    TestCache linear(lc);
+    std::vector<float> k, v;
+    RandomRows(rng, c, 13, k, v);
+    // One append of more than capacity positions keeps the last 5 (positions 8..12), as the linear cache stores
+    // them.
+    ASSERT_EQ(ring.cache.Append(k.data(), v.data(), 13), Status::kOk);
+    ASSERT_EQ(linear.cache.Append(k.data(), v.data(), 13), Status::kOk);
+    EXPECT_EQ(ring.cache.length(), 13u);
+    EXPECT_EQ(ring.cache.OldestPosition(), 8u);
+    std::vector<float> kr, vr, kl, vl;
+    for (size_t p = 8; p < 13; ++p) {
+      ring.ReadPosition(p, kr, vr);
+      linear.ReadPosition(p, kl, vl);
+      EXPECT_EQ(kr, kl);
+      EXPECT_EQ(vr, vl);
+    }
+    {
+      const Unchanged before(ring);
+      EXPECT_EQ(ring.cache.Read(7, kr.data(), vr.data()), Status::kInvalidArgument);
+      EXPECT_EQ(ring.cache.Read(13, kr.data(), vr.data()), Status::kInvalidArgument);
+      EXPECT_EQ(ring.cache.Read(8, nullptr, vr.data()), Status::kNullPointer);
+      EXPECT_EQ(ring.cache.Read(8, kr.data(), kr.data() + 1), Status::kOverlap);
+      EXPECT_EQ(ring.cache.Read(8, reinterpret_cast<float*>(ring.storage() + 4), vr.data()), Status::kOverlap);
+      EXPECT_EQ(ring.cache.Truncate(14), Status::kInvalidArgument);
+      EXPECT_EQ(ring.cache.Truncate(7), Status::kInvalidArgument);
+      EXPECT_TRUE(before.Holds());
+    }
+    // Truncate to 10: positions 8, 9 stay held; 10.. are gone; appending reuses their slots.
+    ASSERT_EQ(ring.cache.Truncate(10), Status::kOk);
+    EXPECT_EQ(ring.cache.OldestPosition(), 8u);
+    EXPECT_EQ(ring.cache.Read(10, kr.data(), vr.data()), Status::kInvalidArgument);
+    ring.ReadPosition(9, kr, vr);
+    linear.ReadPosition(9, kl, vl);
+    EXPECT_EQ(kr, kl);
+    std::vector<float> k2, v2;
+    RandomRows(rng, c, 4, k2, v2);
+    ASSERT_EQ(ring.cache.Append(k2.data(), v2.data(), 4), Status::kOk);  // positions 10..13; 8 is evicted
+    EXPECT_EQ(ring.cache.OldestPosition(), 9u);
+    ASSERT_EQ(linear.cache.Truncate(10), Status::kOk);
+    ASSERT_EQ(linear.cache.Append(k2.data(), v2.data(), 4), Status::kOk);
+    for (size_t p = 9; p < 14; ++p) {
+      ring.ReadPosition(p, kr, vr);
+      linear.ReadPosition(p, kl, vl);
+      EXPECT_EQ(kr, kl) << p;
+      EXPECT_EQ(vr, vl) << p;
+    }
+    // Truncating to the oldest position empties it; the linear cache can truncate to 0.
+    ASSERT_EQ(ring.cache.Truncate(9), Status::kOk);
+    EXPECT_EQ(ring.cache.Read(9, kr.data(), vr.data()), Status::kInvalidArgument);
+    ASSERT_EQ(linear.cache.Truncate(0), Status::kOk);
+    EXPECT_EQ(linear.cache.length(), 0u);
+  }
+}
+
+TEST_P(KvCacheTest, AttentionErrorsChangeNothing) {
+  Rng rng;
+  const KvCacheDesc c = MakeCacheDesc(KvType::kF16, 2, 4, 3, 8, 4);
+  TestCache tc(c, 2);
+  std::vector<float> k, v;
+  RandomRows(rng, c, 6, k, v);
+  const AttentionDesc good = CachedDesc(2, c, 4, MaskKind::kCausal);
+  std::vector<float> q(2 * 4 * 4, 0.5f);
+  GuardedBuffer out(2 * 4 * 3, 1);
+  out.Fill(7.0f);
+  const std::vector<uint32_t> out_bits = out.Bits();
+  const size_t need = api().attention_cached_workspace_size(good, tc.cache);
+  ASSERT_EQ(need, edgeattn::AttentionCachedWorkspaceBytes(2, 4, 2, 4, 3, 8, 4));
+  std::vector<unsigned char> ws(need);
+  auto run = [&](const AttentionDesc& d, const float* qp, const KvCache& cache, float* o, void* w, size_t ws_size) {
+    return api().attention_cached(d, qp, cache, o, w, ws_size);
+  };
+  // Empty cache.
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
+  ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 6), Status::kOk);
+  const Unchanged before(tc);
+  EXPECT_EQ(run(good, nullptr, tc.cache, out.data(), ws.data(), need), Status::kNullPointer);
+  EXPECT_EQ(run(good, q.data(), tc.cache, nullptr, ws.data(), need), Status::kNullPointer);
+  EXPECT_EQ(run(good, q.data(), KvCache(), out.data(), ws.data(), need), Status::kNullPointer);
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), nullptr, need), Status::kNullPointer);
+  AttentionDesc d = good;
+  d.q_len = 0;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
+  d = good;
+  d.q_len = 7;  // more queries than positions
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
+  d = good;
+  d.q_len = SIZE_MAX / 2;
+  d.mask = MaskKind::kNone;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
+  d = good;
+  d.kv_len = 6;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.head_dim = 5;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.value_dim = 2;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.num_kv_heads = 4;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.num_kv_heads = 0;  // 0 means num_heads (4) != 2
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.num_heads = 3;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.additive_mask = q.data();
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.scale = -1.0f;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d.scale = kNaN;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  d = good;
+  d.mask = static_cast<MaskKind>(5);
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidArgument);
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), ws.data(), need - 1), Status::kWorkspaceTooSmall);
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), nullptr, need - 1), Status::kWorkspaceTooSmall);
+  // Shape before argument before workspace.
+  d = good;
+  d.q_len = 7;
+  d.kv_len = 1;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), 0), Status::kInvalidShape);
+  d = good;
+  d.kv_len = 1;
+  EXPECT_EQ(run(d, q.data(), tc.cache, out.data(), ws.data(), 0), Status::kInvalidArgument);
+  EXPECT_TRUE(out.Bits() == out_bits && out.GuardsIntact());
+  // Overlaps: out with the storage, q or the workspace; the workspace with q or the storage.
+  std::vector<float> big(64, 0.0f);
+  EXPECT_EQ(run(good, big.data(), tc.cache, big.data() + 4, ws.data(), need), Status::kOverlap);
+  EXPECT_EQ(run(good, q.data(), tc.cache, reinterpret_cast<float*>(tc.storage() + 8), ws.data(), need),
+            Status::kOverlap);
+  EXPECT_EQ(run(good, q.data(), tc.cache, reinterpret_cast<float*>(ws.data() + 8), ws.data(), need), Status::kOverlap);
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), tc.storage() + 4, need), Status::kOverlap);
+  EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), reinterpret_cast<unsigned char*>(q.data()) + 4, need),
+            Status::kOverlap);
+  EXPECT_TRUE(out.Bits() == out_bits && big == std::vector<float>(64, 0.0f));
+  EXPECT_TRUE(before.Holds());
+  // A ring whose oldest visible position is gone: capacity 8, window 4 answers chunks up to 5 queries after
+  // wrapping.
+  ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 6), Status::kOk);  // length 12, holds 4..11
+  d = good;
+  d.q_len = 5;  // query 0 at position 7 sees 4..7
+  std::vector<float> q5(5 * 4 * 4, 0.25f), o5;
+  EXPECT_EQ(RunCached(api(), d, q5.data(), tc.cache, o5), Status::kOk);
+  d.q_len = 6;  // query 0 at position 6 sees 3..6: 3 is evicted
+  std::vector<float> q6(6 * 4 * 4, 0.25f), o6;
+  EXPECT_EQ(RunCached(api(), d, q6.data(), tc.cache, o6), Status::kInvalidShape);
+  EXPECT_TRUE(std::all_of(o6.begin(), o6.end(), [](float x) { return std::isnan(x); }));
+  // MASK_NONE sees the last min(window, length) positions; truncated below them is INVALID_SHAPE.
+  ASSERT_EQ(tc.cache.Truncate(6), Status::kOk);  // holds 4, 5; the window wants 2..5
+  d = good;
+  d.mask = MaskKind::kNone;
+  EXPECT_EQ(RunCached(api(), d, q.data(), tc.cache, o6), Status::kInvalidShape);
+  d.mask = MaskKind::kCausal;
+  d.q_len = 1;  // position 5 sees 2..5
+  EXPECT_EQ(RunCached(api(), d, q.data(), tc.cache, o6), Status::kInvalidShape);
+}
+
+// ---- Results ----
+
+// The same positions in a ring that has wrapped, in a window cache that never wraps and in a linear cache that
+// holds only the visible positions: bit-identical outputs.
+TEST_P(KvCacheTest, RingAndLinearCachesAreBitIdentical) {
+  Rng rng;
+  for (KvType type : kTypes) {
+    for (size_t window : {1, 7, 40, 300}) {
+      const size_t capacity = window + 3;
+      const size_t total = 3 * capacity + 5;
+      const KvCacheDesc rc = MakeCacheDesc(type, 2, 19, 9, capacity, window);
+      const KvCacheDesc wc = MakeCacheDesc(type, 2, 19, 9, total, window);
+      TestCache ring(rc, 1), wide(wc, 2);
+      std::vector<float> k, v;
+      RandomRows(rng, rc, total, k, v);
+      ASSERT_EQ(ring.cache.Append(k.data(), v.data(), total), Status::kOk);
+      ASSERT_EQ(wide.cache.Append(k.data(), v.data(), total), Status::kOk);
+      const size_t chunk = std::min<size_t>(4, capacity - window + 1);
+      for (MaskKind mask : {MaskKind::kCausal, MaskKind::kNone}) {
+        const AttentionDesc d = CachedDesc(mask == MaskKind::kCausal ? chunk : 3, rc, 4, mask);
+        std::vector<float> q(d.q_len * 4 * 19);
+        for (float& x : q) x = rng.Normal();
+        std::vector<float> out_ring, out_wide, out_linear;
+        ASSERT_EQ(RunCached(api(), d, q.data(), ring.cache, out_ring), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d, q.data(), wide.cache, out_wide), Status::kOk);
+        ASSERT_EQ(std::memcmp(out_ring.data(), out_wide.data(), out_ring.size() * 4), 0)
+            << TypeName(type) << " window " << window;
+        // A linear cache of exactly the last positions: for one query (or MASK_NONE) they are what it sees. (Within
+        // a chunk, tiles start at the chunk's first visible position: a query of a causal chunk is compared with
+        // the same query alone.)
+        const size_t seen = std::min(window, total);
+        const KvCacheDesc lc = MakeCacheDesc(type, 2, 19, 9, seen, 0);
+        TestCache linear(lc, 3);
+        const size_t first = total - seen;
+        ASSERT_EQ(linear.cache.Append(k.data() + first * 2 * 19, v.data() + first * 2 * 9, seen), Status::kOk);
+        AttentionDesc one = d;
+        if (mask == MaskKind::kCausal) one.q_len = 1;
+        const float* q_last = q.data() + (d.q_len - one.q_len) * 4 * 19;
+        std::vector<float> out_ring_one;
+        ASSERT_EQ(RunCached(api(), one, q_last, linear.cache, out_linear), Status::kOk);
+        ASSERT_EQ(RunCached(api(), one, q_last, ring.cache, out_ring_one), Status::kOk);
+        ASSERT_EQ(std::memcmp(out_linear.data(), out_ring_one.data(), out_linear.size() * 4), 0)
+            << TypeName(type) << " window " << window << " linear";
+        CheckAgainstStoredValues(d, ring, q.data(), out_ring.data(), TypeName(type));
+      }
+    }
+  }
+}
+
+// An F32 cache without window is Attention on the same K and V: the scalar path gives scalar::Attention's bits,
+// the SIMD path the decode path's bits where Attention takes it; every path is within attention.h's bound of the
+// double reference.
+TEST_P(KvCacheTest, F32CacheMatchesAttention) {
+  Rng rng;
+  for (size_t length : {1, 5, 31, 32, 33, 255, 256, 257, 600}) {
+    for (size_t q_len : {1, 3, 8, 17}) {
+      if (q_len > length) continue;
+      const size_t heads = rng.Bernoulli(0.5) ? 4 : 2, kv_heads = rng.Bernoulli(0.5) ? 1 : 2;
+      const size_t dk = 1 + rng.Index(70), dv = 1 + rng.Index(70);
+      const KvCacheDesc c = MakeCacheDesc(KvType::kF32, kv_heads, dk, dv, length + rng.Index(5), 0);
+      TestCache tc(c, rng.Index(4));
+      std::vector<float> k, v, q(q_len * heads * dk);
+      RandomRows(rng, c, length, k, v);
+      for (float& x : q) x = rng.Normal();
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), length), Status::kOk);
+      for (MaskKind mask : {MaskKind::kCausal, MaskKind::kNone}) {
+        const AttentionDesc d = CachedDesc(q_len, c, heads, mask);
+        std::vector<float> cached;
+        ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, cached), Status::kOk);
+        AttentionDesc full = d;
+        full.kv_len = length;
+        std::vector<float> direct(cached.size(), kNaN);
+        std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(full));
+        if (IsScalarPath()) {
+          ASSERT_EQ(edgeattn::scalar::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(),
+                                                ws.size()),
+                    Status::kOk);
+          ASSERT_EQ(std::memcmp(direct.data(), cached.data(), cached.size() * 4), 0)
+              << "length " << length << " q_len " << q_len;
+        } else if (q_len < edgeattn::kAttentionTiledMinQueries && length > 16) {
+          // Where Attention takes its decode path (no small path: more keys than any vector's lanes), the same
+          // per-tile steps on the same tiles: the same bits.
+          ASSERT_EQ(edgeattn::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+                    Status::kOk);
+          ASSERT_EQ(std::memcmp(direct.data(), cached.data(), cached.size() * 4), 0)
+              << "decode path: length " << length << " q_len " << q_len;
+        }
+        CheckAgainstStoredValues(d, tc, q.data(), cached.data(), "f32");
+      }
+    }
+  }
+}
+
+// A NaN or infinity stored in F32 or F16 reaches exactly the rows that see its position, as through Attention:
+// a NaN makes them NaN, an infinite score takes the row; a position outside a row's window never reaches it.
+TEST_P(KvCacheTest, NonFiniteValuesReachOnlyRowsThatSeeThem) {
+  Rng rng;
+  for (KvType type : {KvType::kF32, KvType::kF16}) {
+    for (size_t length : {9, 300}) {
+      const KvCacheDesc c = MakeCacheDesc(type, 1, 8, 8, 400, 4);
+      TestCache tc(c);
+      std::vector<float> k, v;
+      RandomRows(rng, c, length, k, v);
+      const size_t bad = length - 6;  // seen by queries at positions bad .. bad + 3
+      k[bad * 8 + 2] = kNaN;
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), length), Status::kOk);
+      const AttentionDesc d = CachedDesc(6, c, 1, MaskKind::kCausal);  // positions length-6 .. length-1
+      std::vector<float> q(6 * 8), out;
+      for (float& x : q) x = rng.Normal();
+      ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, out), Status::kOk);
+      for (size_t i = 0; i < 6; ++i) {
+        const bool sees = i < 4;
+        for (size_t col = 0; col < 8; ++col) {
+          ASSERT_EQ(std::isnan(out[i * 8 + col]), sees) << TypeName(type) << " row " << i << " length " << length;
+        }
+      }
+      // +inf in a key: the rows that see it get its value (one +inf score takes the whole row).
+      if (type == KvType::kF32) {
+        TestCache inf_cache(c);
+        k[bad * 8 + 2] = 0.0f;
+        for (size_t col = 0; col < 8; ++col) k[(bad + 1) * 8 + col] = q[5 * 8 + col] > 0 ? kInf : -kInf;
+        ASSERT_EQ(inf_cache.cache.Append(k.data(), v.data(), length), Status::kOk);
+        const AttentionDesc d1 = CachedDesc(1, c, 1, MaskKind::kCausal);
+        const size_t pos = bad + 2;  // query at bad + 2 sees bad - 1 .. bad + 2
+        TestCache prefix(c);
+        ASSERT_EQ(prefix.cache.Append(k.data(), v.data(), pos + 1), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d1, &q[5 * 8], prefix.cache, out), Status::kOk);
+        for (size_t col = 0; col < 8; ++col) EXPECT_EQ(out[col], v[(bad + 1) * 8 + col]) << col;
+      }
+    }
+  }
+}
+
+// An F16 cache of values that are halves holds them exactly, so the SIMD path's conversion (integer code or a
+// target's own instruction) must give the F32 cache's bits: subnormal halves, the largest half, signed zeros.
+TEST_P(KvCacheTest, F16CacheOfHalvesGivesTheF32CachesBits) {
+  Rng rng;
+  const size_t n = 300, dk = 37, dv = 29;
+  const KvCacheDesc c32 = MakeCacheDesc(KvType::kF32, 1, dk, dv, n, 0), c16 = MakeCacheDesc(KvType::kF16, 1, dk, dv, n, 0);
+  std::vector<float> k, v;
+  RandomRows(rng, c32, n, k, v);
+  for (std::vector<float>* x : {&k, &v}) {
+    for (float& e : *x) {
+      const size_t kind = rng.Index(8);
+      const float f = kind == 0 ? e * 0x1p-20f : kind == 1 ? (e < 0 ? -65504.0f : 65504.0f) * 1e-4f : kind == 2 ? -0.0f : e;
+      e = edgeattn::internal::HalfBitsToFloat(edgeattn::internal::FloatToHalfBits(f));
+    }
+  }
+  v[3] = 65504.0f;  // the largest half, in V (in K it would make every score huge)
+  for (size_t offset : {0, 1}) {
+    TestCache t32(c32, offset * 4), t16(c16, offset);  // offset 1: the F16 storage at an odd address
+    ASSERT_EQ(t32.cache.Append(k.data(), v.data(), n), Status::kOk);
+    ASSERT_EQ(t16.cache.Append(k.data(), v.data(), n), Status::kOk);
+    const AttentionDesc d = CachedDesc(2, c32, 1, MaskKind::kCausal);
+    std::vector<float> q(2 * dk), a, b;
+    for (float& x : q) x = rng.Normal();
+    ASSERT_EQ(RunCached(api(), d, q.data(), t32.cache, a), Status::kOk);
+    ASSERT_EQ(RunCached(api(), d, q.data(), t16.cache, b), Status::kOk);
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << "offset " << offset;
+  }
+}
+
+// Each query head of a group gives what it gives alone against the same cache: GQA shares the K/V reads, not
+// the arithmetic.
+TEST_P(KvCacheTest, GroupedQueryHeadsMatchSingleHeads) {
+  Rng rng;
+  for (KvType type : kTypes) {
+    const KvCacheDesc c = MakeCacheDesc(type, 1, 24, 16, 300, 0);
+    TestCache tc(c);
+    std::vector<float> k, v;
+    RandomRows(rng, c, 290, k, v);
+    ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 290), Status::kOk);
+    const AttentionDesc d = CachedDesc(3, c, 4, MaskKind::kCausal);
+    std::vector<float> q(3 * 4 * 24), grouped;
+    for (float& x : q) x = rng.Normal();
+    ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, grouped), Status::kOk);
+    for (size_t h = 0; h < 4; ++h) {
+      AttentionDesc one = CachedDesc(3, c, 1, MaskKind::kCausal);
+      std::vector<float> qh(3 * 24), single;
+      for (size_t i = 0; i < 3; ++i) std::memcpy(&qh[i * 24], &q[(i * 4 + h) * 24], 24 * 4);
+      ASSERT_EQ(RunCached(api(), one, qh.data(), tc.cache, single), Status::kOk);
+      for (size_t i = 0; i < 3; ++i) {
+        ASSERT_EQ(std::memcmp(&single[i * 16], &grouped[(i * 4 + h) * 16], 16 * 4), 0) << TypeName(type) << h;
+      }
+    }
+    CheckAgainstStoredValues(d, tc, q.data(), grouped.data(), TypeName(type));
+  }
+}
+
+// A whole decode loop: a prompt prefilled in chunks, then one token at a time past the window, with a rejected
+// speculative token truncated in the middle; every step against the double reference on the stored values.
+TEST_P(KvCacheTest, DecodeLoopMatchesTheReferenceOnStoredValues) {
+  Rng rng;
+  const size_t kHeads = 4, kKvHeads = 2, kDk = 16, kDv = 12;
+#if EDGEATTN_TEST_SMALL_MEMORY
+  const size_t kTokens = 80;
+#else
+  const size_t kTokens = 300;
+#endif
+  for (KvType type : kTypes) {
+    for (size_t window : {0, 24, 260}) {
+      const size_t capacity = window == 0 ? kTokens + 8 : window + 8;
+      const KvCacheDesc c = MakeCacheDesc(type, kKvHeads, kDk, kDv, capacity, window);
+      TestCache tc(c, 1);
+      std::vector<float> k, v;
+      RandomRows(rng, c, kTokens + 1, k, v);
+      std::vector<float> q((kTokens + 1) * kHeads * kDk), out;
+      for (float& x : q) x = rng.Normal();
+      size_t pos = 0;
+      // Prefill: chunks of 9, 1 and 7 (each no longer than a ring can answer: capacity - window + 1 = 9).
+      for (size_t chunk : {9, 1, 7}) {
+        ASSERT_EQ(tc.cache.Append(&k[pos * kKvHeads * kDk], &v[pos * kKvHeads * kDv], chunk), Status::kOk);
+        const AttentionDesc d = CachedDesc(chunk, c, kHeads, MaskKind::kCausal);
+        ASSERT_EQ(RunCached(api(), d, &q[pos * kHeads * kDk], tc.cache, out), Status::kOk);
+        pos += chunk;
+        CheckAgainstStoredValues(d, tc, &q[(pos - chunk) * kHeads * kDk], out.data(), "prefill");
+      }
+      const AttentionDesc d1 = CachedDesc(1, c, kHeads, MaskKind::kCausal);
+      for (; pos < kTokens; ++pos) {
+        if (pos == kTokens / 2) {
+          // A speculative token from other data, rejected: appended, attended, truncated.
+          std::vector<float> ks(kKvHeads * kDk, 3.0f), vs(kKvHeads * kDv, -3.0f);
+          ASSERT_EQ(tc.cache.Append(ks.data(), vs.data(), 1), Status::kOk);
+          ASSERT_EQ(RunCached(api(), d1, &q[pos * kHeads * kDk], tc.cache, out), Status::kOk);
+          ASSERT_EQ(tc.cache.Truncate(pos), Status::kOk);
+        }
+        ASSERT_EQ(tc.cache.Append(&k[pos * kKvHeads * kDk], &v[pos * kKvHeads * kDv], 1), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d1, &q[pos * kHeads * kDk], tc.cache, out), Status::kOk);
+        if (pos % 7 == 0 || pos + 1 == kTokens) {
+          CheckAgainstStoredValues(d1, tc, &q[pos * kHeads * kDk], out.data(), TypeName(type));
+        }
+      }
+      EXPECT_EQ(tc.cache.length(), kTokens);
+    }
+  }
+}
+
+// Storage rounding end to end against unrounded f32 inputs on N(0,1) data (the figure the header states).
+TEST_P(KvCacheTest, StorageErrorEndToEnd) {
+  Rng rng;
+  const size_t n = 256, d = 64;
+  const KvCacheDesc base = MakeCacheDesc(KvType::kF32, 1, d, d, n, 0);
+  std::vector<float> k, v, q(d);
+  RandomRows(rng, base, n, k, v);
+  for (float& x : q) x = rng.Normal();
+  AttentionDesc full = CachedDesc(1, base, 1, MaskKind::kNone);
+  full.kv_len = n;
+  std::vector<double> exact(d);
+  const RefAttentionRow ref = RefAttention(full, q.data(), k.data(), v.data(), 0, 0);
+  double norm = 0;
+  for (size_t c = 0; c < d; ++c) norm += ref.out[c] * ref.out[c];
+  for (KvType type : {KvType::kF16, KvType::kQ8}) {
+    TestCache tc(MakeCacheDesc(type, 1, d, d, n, 0));
+    ASSERT_EQ(tc.cache.Append(k.data(), v.data(), n), Status::kOk);
+    std::vector<float> out;
+    ASSERT_EQ(RunCached(api(), CachedDesc(1, tc.desc(), 1, MaskKind::kNone), q.data(), tc.cache, out), Status::kOk);
+    double err = 0;
+    for (size_t c = 0; c < d; ++c) err += (out[c] - ref.out[c]) * (out[c] - ref.out[c]);
+    const double rel = std::sqrt(err / norm);
+    RecordProperty(TypeName(type), std::to_string(rel));
+    EXPECT_LT(rel, type == KvType::kF16 ? 1e-3 : 2e-2) << TypeName(type);
+  }
+}
+
+// FixedKvCache: constant-initialised static storage (one object per path: each test run starts empty), the same
+// stored bits and results as a runtime cache.
+using FixedCache = edgeattn::FixedKvCache<16, 2, 8, 4, KvType::kQ8, 6>;
+FixedCache g_fixed_caches[16];
+size_t g_fixed_used = 0;
+
+TEST_P(KvCacheTest, FixedCacheMatchesTheRuntimeCache) {
+  ASSERT_LT(g_fixed_used, 16u);
+  FixedCache& g_fixed = g_fixed_caches[g_fixed_used++];
+  static_assert(FixedCache::kStorageBytes == edgeattn::KvCacheStorageBytes(KvType::kQ8, 2, 8, 4, 16, 6), "");
+  static_assert(FixedCache::WorkspaceBytes(1, 4) == edgeattn::AttentionCachedWorkspaceBytes(1, 4, 2, 8, 4, 16, 6),
+                "");
+  Rng rng;
+  ASSERT_EQ(g_fixed.length(), 0u);
+  TestCache tc(FixedCache::Desc());
+  std::vector<float> k, v;
+  RandomRows(rng, tc.desc(), 20, k, v);
+  ASSERT_EQ(g_fixed.Append(k.data(), v.data(), 20), Status::kOk);
+  ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 20), Status::kOk);
+  const AttentionDesc d = CachedDesc(2, tc.desc(), 4, MaskKind::kCausal);
+  std::vector<float> q(2 * 4 * 8), a, b;
+  for (float& x : q) x = rng.Normal();
+  ASSERT_EQ(RunCached(api(), d, q.data(), g_fixed.cache(), a), Status::kOk);
+  ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, b), Status::kOk);
+  EXPECT_EQ(a, b);
+  std::vector<float> kr, vr;
+  tc.ReadPosition(19, kr, vr);
+  std::vector<float> kf(kr.size()), vf(vr.size());
+  ASSERT_EQ(g_fixed.Read(19, kf.data(), vf.data()), Status::kOk);
+  EXPECT_EQ(kf, kr);
+  EXPECT_EQ(vf, vr);
+  EXPECT_EQ(g_fixed.Read(3, kf.data(), vf.data()), Status::kInvalidArgument);  // evicted
+}
+
+// The C API is the same code: statuses and results through the C structs.
+TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
+  Rng rng;
+  edgeattn_kv_cache_desc cd = {EDGEATTN_KV_F16, 1, 8, 8, 4, 0};
+  std::vector<unsigned char> storage(edgeattn_kv_cache_storage_size(&cd));
+  ASSERT_EQ(storage.size(), 16u + 4 * 16 * 2);
+  edgeattn_kv_cache cache;
+  std::memset(&cache, 0, sizeof(cache));
+  EXPECT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size() - 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size()), EDGEATTN_OK);
+  std::vector<float> k(5 * 8), v(5 * 8), kr(8), vr(8);
+  for (float& x : k) x = rng.Normal();
+  for (float& x : v) x = rng.Normal();
+  EXPECT_EQ(edgeattn_kv_cache_append(&cache, k.data(), v.data(), 5), EDGEATTN_ERROR_CAPACITY);
+  EXPECT_EQ(cache.length, 0u);
+  ASSERT_EQ(edgeattn_kv_cache_append(&cache, k.data(), v.data(), 4), EDGEATTN_OK);
+  EXPECT_EQ(cache.length, 4u);
+  ASSERT_EQ(edgeattn_kv_cache_read(&cache, 3, kr.data(), vr.data()), EDGEATTN_OK);
+  EXPECT_EQ(kr[0], edgeattn::internal::HalfBitsToFloat(edgeattn::internal::FloatToHalfBits(k[24])));
+  edgeattn_attention_desc ad = {1, 0, 8, 8, 1, 0, 0.0f, EDGEATTN_MASK_CAUSAL, nullptr};
+  std::vector<unsigned char> ws(edgeattn_attention_cached_workspace_size(&ad, &cache));
+  ASSERT_FALSE(ws.empty());
+  std::vector<float> out(8), expected;
+  ASSERT_EQ(edgeattn_attention_cached(&ad, k.data(), &cache, out.data(), ws.data(), ws.size()), EDGEATTN_OK);
+  KvCache view(edgeattn::internal::KvCacheState{
+      MakeCacheDesc(KvType::kF16, 1, 8, 8, 4, 0), storage.data(), storage.size(), cache.length});
+  ASSERT_EQ(RunCached(SimdApi(), CachedDesc(1, view.desc(), 1, MaskKind::kCausal), k.data(), view, expected),
+            Status::kOk);
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(edgeattn_kv_cache_truncate(&cache, 5), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(edgeattn_kv_cache_truncate(&cache, 1), EDGEATTN_OK);
+  EXPECT_EQ(cache.length, 1u);
+  EXPECT_EQ(edgeattn_kv_cache_read(&cache, 1, kr.data(), vr.data()), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(edgeattn_status_string(EDGEATTN_ERROR_CAPACITY),
+               "the KV cache has no room for the positions being appended");
+}
+
+}  // namespace
+}  // namespace edgeattn_test
