@@ -457,6 +457,60 @@ TEST_P(FpEnvTest, PositionalEncodingInEveryEnvironment) {
   }
 }
 
+// RoPE: the SIMD path reads the rounding mode once per call and, under a directed mode, steps its range
+// reductions to the nearest integer as the scalar loop does; the bound of rope.h must hold in every environment.
+TEST_P(FpEnvTest, RopeInEveryEnvironment) {
+  Rng rng;
+  for (const FpEnv& env : Environments()) {
+    double worst = 0;  // error / bound
+    for (edgeattn::RopeLayout layout : {edgeattn::RopeLayout::kInterleaved, edgeattn::RopeLayout::kHalf}) {
+      for (size_t first : {size_t{0}, size_t{1000}, size_t{(1u << 24) - 40}}) {
+        edgeattn::RopeDesc desc;
+        desc.num_heads = 2;
+        desc.head_dim = 38;
+        desc.rotary_dim = 34;
+        desc.base = 10000.0f;
+        desc.layout = layout;
+        const size_t seq = 9, stride = desc.num_heads * desc.head_dim, rotary = desc.rotary_dim;
+        std::vector<float> x(seq * stride), y;
+        for (float& v : x) v = rng.Normal();
+        y = x;
+        RunIn(env, "Rope", [&] { EXPECT_EQ(api().rope(desc, y.data(), seq, first), Status::kOk); });
+        for (size_t t = 0; t < seq; ++t) {
+          const size_t p = first + t;
+          for (size_t h = 0; h < desc.num_heads; ++h) {
+            const size_t offset = t * stride + h * desc.head_dim;
+            for (size_t i = 0; i < rotary / 2; ++i) {
+              const size_t ia = layout == edgeattn::RopeLayout::kHalf ? i : 2 * i;
+              const size_t ib = layout == edgeattn::RopeLayout::kHalf ? i + rotary / 2 : 2 * i + 1;
+              const long double angle =
+                  static_cast<long double>(p) *
+                  std::pow(10000.0L, -static_cast<long double>(2 * i) / static_cast<long double>(rotary));
+              const long double c = std::cos(angle), s = std::sin(angle);
+              const long double xa = x[offset + ia], xb = x[offset + ib];
+              const long double exact[2] = {xa * c - xb * s, xb * c + xa * s};
+              const float got[2] = {y[offset + ia], y[offset + ib]};
+              for (int k = 0; k < 2; ++k) {
+                // rope.h: 1 ULP(exact) + (p + 1) 2^-44 (|x_a| + |x_b|); a result flushed to zero adds 2^-126.
+                const double drift =
+                    static_cast<double>(p + 1) * 0x1p-44 * static_cast<double>(std::fabs(xa) + std::fabs(xb));
+                const double bound = UlpOf(static_cast<double>(exact[k])) + drift + 0x1p-126;
+                const double err = static_cast<double>(std::fabs(static_cast<long double>(got[k]) - exact[k]));
+                worst = std::max(worst, err / bound);
+              }
+            }
+            for (size_t j = rotary; j < desc.head_dim; ++j) {
+              EXPECT_EQ(Bits(y[offset + j]), Bits(x[offset + j])) << "pass-through under " << env.Name();
+            }
+          }
+        }
+      }
+    }
+    std::printf("fp-env rope %-10s max error / bound %.3f\n", env.Name().c_str(), worst);
+    EXPECT_LE(worst, 1.0) << env.Name();
+  }
+}
+
 // The test's own machinery: each environment really is set (the hardware or emulator models it).
 TEST(FpEnvMachinery, EnvironmentsTakeEffect) {
   if (!kHasFpControl) GTEST_SKIP() << "no FP control register on this platform";

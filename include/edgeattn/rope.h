@@ -35,10 +35,12 @@ struct RopeDesc {
 // once to float. Error bound per output element, for every p < kMaxPositions (2^24):
 //   |x' - exact| <= 1 ULP(exact) + (p + 1) * 2^-44 * (|x_a| + |x_b|),
 // the second term being the double-precision frequency's error magnified by p (base^(-2i/rotary_dim) has a
-// relative error below 2^-46.5 for any float base). The SIMD path computes sin and cos on double vectors, once per
-// (token, pair) for all heads; targets without double vectors (ARMv7 NEON) run the scalar loop. On cores without
-// a double-precision FPU (Cortex-M4) the double arithmetic is software-emulated: about a hundred double
-// operations per (token, pair), shared by all heads.
+// relative error below 2^-46.5 for any float base). The bound holds in every rounding mode (the reductions modulo
+// ln2 and pi/2 step to the nearest integer under a directed mode) and with flush-to-zero (plus 2^-126 where a
+// result is flushed). The SIMD path computes sin and cos on double vectors, once per (token, pair) for all heads;
+// targets without double vectors (ARMv7 NEON) run the scalar loop. On cores without a double-precision FPU
+// (Cortex-M4) the double arithmetic is software-emulated: about a hundred double operations per (token, pair),
+// shared by all heads.
 // Errors: kNullPointer (x null), kInvalidShape (num_heads, head_dim or seq_len 0, or a byte count overflows),
 // kInvalidArgument (rotary_dim odd or > head_dim, head_dim odd with rotary_dim 0, base not finite or <= 1 other
 // than 0, an unknown layout, first_position + seq_len > kMaxPositions).

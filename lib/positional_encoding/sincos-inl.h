@@ -1,0 +1,75 @@
+// sin and cos of double vectors: the vector form of internal::SinCos (positional_encoding_scalar.h), used by the
+// positional encoding and RoPE. Targets without double vectors (ARMv7 NEON) define nothing here; their kernels
+// run the scalar loops.
+
+#if defined(EDGEATTN_LIB_POSITIONAL_ENCODING_SINCOS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_POSITIONAL_ENCODING_SINCOS_INL_H_
+#undef EDGEATTN_LIB_POSITIONAL_ENCODING_SINCOS_INL_H_
+#else
+#define EDGEATTN_LIB_POSITIONAL_ENCODING_SINCOS_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/highway.h"
+#include "lib/positional_encoding/positional_encoding_scalar.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_HAVE_FLOAT64 && HWY_HAVE_INTEGER64
+
+// The polynomial with the given coefficients (highest degree first) at z.
+template <class D, size_t kCount, class V = hn::VFromD<D>>
+HWY_INLINE V HornerVec(D d, V z, const double (&coefficients)[kCount]) {
+  V p = hn::Zero(d);
+  for (double c : coefficients) p = hn::MulAdd(p, z, hn::Set(d, c));
+  return p;
+}
+
+// sin and cos of angles in [0, 2^24 * pi/2): the steps of internal::SinCos<kToNearest>, lane by lane, with its
+// range and accuracy. kToNearest: internal::DoublesRoundToNearest(), read once per call by the caller; when false
+// the magic-constant rounding gives the floor or ceiling, and k is stepped to the nearest integer as
+// internal::StepToNearestDouble does.
+template <bool kToNearest, class D, class V = hn::VFromD<D>>
+HWY_INLINE void SinCosVec(D d, V angle, V* sin_out, V* cos_out) {
+  using C = internal::PeConstants;
+  using T = internal::PeTaylor;
+  const hn::RebindToUnsigned<D> du;
+  const auto magic = hn::Set(d, C::kRoundMagic);
+  auto magic_sum = hn::MulAdd(angle, hn::Set(d, C::kTwoOverPi), magic);
+  if (!kToNearest) {
+    const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, C::kPiOver2A), angle);
+    const auto threshold = hn::Set(d, C::kTrigStepThreshold);
+    const auto one = hn::Set(d, 1.0);
+    magic_sum = hn::IfThenElse(hn::Gt(r_hi, threshold), hn::Add(magic_sum, one), magic_sum);
+    magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(threshold)), hn::Sub(magic_sum, one), magic_sum);
+  }
+  const auto k = hn::Sub(magic_sum, magic);
+  auto r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2A), angle);
+  r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2B), r);
+  r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2C), r);
+  const auto z = hn::Mul(r, r);
+  const auto s = hn::MulAdd(hn::Mul(r, z), HornerVec(d, z, T::kSin), r);
+  const auto c = hn::MulAdd(z, HornerVec(d, z, T::kCos), hn::Set(d, 1.0));
+  // The low mantissa bits of magic_sum are those of k: its quadrant k mod 4.
+  const auto quadrant = hn::BitCast(du, magic_sum);
+  const auto one = hn::Set(du, 1), two = hn::Set(du, 2);
+  const auto odd = hn::RebindMask(d, hn::Eq(hn::And(quadrant, one), one));
+  const auto neg_sin = hn::RebindMask(d, hn::Eq(hn::And(quadrant, two), two));
+  const auto neg_cos = hn::RebindMask(d, hn::Eq(hn::And(hn::Add(quadrant, one), two), two));
+  const auto sin_abs = hn::IfThenElse(odd, c, s);
+  const auto cos_abs = hn::IfThenElse(odd, s, c);
+  *sin_out = hn::IfThenElse(neg_sin, hn::Neg(sin_abs), sin_abs);
+  *cos_out = hn::IfThenElse(neg_cos, hn::Neg(cos_abs), cos_abs);
+}
+
+#endif  // HWY_HAVE_FLOAT64 && HWY_HAVE_INTEGER64
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle
