@@ -6,20 +6,17 @@
 #include <limits>
 #include <string>
 
+#include "bench/activation_bench.h"
 #include "bench/bench_util.h"
 #include "edgeattn/activation.h"
 #include "edgeattn/status.h"
 
 namespace edgeattn_bench {
-namespace {
 
 using edgeattn::Activation;
 using edgeattn::Status;
 
-constexpr size_t kActivationSize = 4096;
-// Max relative error (against the larger of |reference| and 1e-30, so that flushed tails do not count): GELU and
-// SiLU promise a few ULP, 1e-5 only catches a wrong result.
-constexpr double kActivationTolerance = 1e-5;
+namespace {
 
 struct ActivationCase {
   const char* name;
@@ -29,16 +26,6 @@ constexpr ActivationCase kCases[] = {{"gelu_erf", Activation::kGeluErf},
                                      {"gelu_tanh", Activation::kGeluTanh},
                                      {"silu", Activation::kSilu},
                                      {"relu", Activation::kRelu}};
-
-// Inputs as a transformer's MLP sees them: roughly N(0, 3^2), here uniform in [-8, 8]; up in [-2, 2].
-const Floats& ActivationInput() {
-  static const Floats in = Random(kActivationSize, -8, 8, 601);
-  return in;
-}
-const Floats& UpInput() {
-  static const Floats up = Random(kActivationSize, -2, 2, 602);
-  return up;
-}
 
 double Reference(Activation act, double x) {
   switch (act) {
@@ -52,16 +39,6 @@ double Reference(Activation act, double x) {
       return x > 0 ? x : 0.0;
   }
   return 0.0;
-}
-
-double MaxError(Activation act, const float* x, const float* up, const float* y) {
-  double worst = 0;
-  for (size_t i = 0; i < kActivationSize; ++i) {
-    const double exact = Reference(act, x[i]) * (up != nullptr ? static_cast<double>(up[i]) : 1.0);
-    const double error = std::fabs(y[i] - exact) / std::max(std::fabs(exact), 1e-30);
-    worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : std::max(worst, error);
-  }
-  return worst;
 }
 
 bool Ok(benchmark::State& state, Status s) {
@@ -78,7 +55,7 @@ void ApplyBench(benchmark::State& state, bool scalar, Activation act) {
                   : edgeattn::ActivationApply(in.data(), out.data(), kActivationSize, act);
   };
   if (!Ok(state, run())) return;
-  TimeIfRight(state, MaxError(act, in.data(), nullptr, out.data()), kActivationTolerance, run, 0, 0,
+  TimeIfRight(state, ActivationMaxError(act, in.data(), nullptr, out.data()), kActivationTolerance, run, 0, 0,
               static_cast<double>(kActivationSize));
 }
 
@@ -91,7 +68,7 @@ void GatedBench(benchmark::State& state, bool scalar, Activation act) {
                   : edgeattn::GatedActivation(gate.data(), up.data(), out.data(), kActivationSize, act);
   };
   if (!Ok(state, run())) return;
-  TimeIfRight(state, MaxError(act, gate.data(), up.data(), out.data()), kActivationTolerance, run, 0, 0,
+  TimeIfRight(state, ActivationMaxError(act, gate.data(), up.data(), out.data()), kActivationTolerance, run, 0, 0,
               static_cast<double>(kActivationSize));
 }
 
@@ -116,6 +93,35 @@ void AddBench(benchmark::State& state, bool scalar) {
 }
 
 }  // namespace
+
+const Floats& ActivationInput() {
+  static const Floats in = Random(kActivationSize, -8, 8, 601);
+  return in;
+}
+const Floats& UpInput() {
+  static const Floats up = Random(kActivationSize, -2, 2, 602);
+  return up;
+}
+
+double ActivationMaxError(Activation act, const float* x, const float* up, const float* y) {
+  double worst = 0;
+  for (size_t i = 0; i < kActivationSize; ++i) {
+    const double exact = Reference(act, x[i]) * (up != nullptr ? static_cast<double>(up[i]) : 1.0);
+    const double error = std::fabs(y[i] - exact) / std::max(std::fabs(exact), 1e-30);
+    worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : std::max(worst, error);
+  }
+  return worst;
+}
+
+double ActivationMaxAbsError(Activation act, const float* x, const float* y) {
+  double worst = 0;
+  for (size_t i = 0; i < kActivationSize; ++i) {
+    const double exact = Reference(act, x[i]);
+    const double error = std::fabs(y[i] - exact) / std::max(std::fabs(exact), 1.0);
+    worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : std::max(worst, error);
+  }
+  return worst;
+}
 
 void RegisterActivation() {
   const std::string n = "/n=" + std::to_string(kActivationSize);

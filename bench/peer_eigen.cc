@@ -1,12 +1,16 @@
 // Peer: Eigen 3 (libeigen3-dev), what a hand-written Eigen attention looks like: S = Q Kᵀ · scale as a matrix
 // product, the causal mask written as -inf over the full S, a row softmax with Eigen's vectorised exp, O = P V.
 // Single-threaded (Eigen uses threads only with OpenMP, which this build does not enable).
+#include "bench/activation_bench.h"
 #include "bench/bench_util.h"
 #include "bench/norm_bench.h"
 
 #if EDGEATTN_BENCH_HAVE_EIGEN
 #include <Eigen/Dense>
 #include <limits>
+#include <string>
+#include <utility>
+#include <unsupported/Eigen/SpecialFunctions>  // erf
 
 namespace edgeattn_bench {
 namespace {
@@ -125,6 +129,32 @@ void LayerNorm(benchmark::State& state, const NormShape& sh) {
   TimeIfRight(state, LayerNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(sh.rows * sh.cols));
 }
 
+// The activations as an Eigen user writes them, PyTorch's formulas on Eigen's vectorised erf, tanh and exp.
+void ActivationPeer(benchmark::State& state, edgeattn::Activation act) {
+  const Floats& in = ActivationInput();
+  const Eigen::Map<const Eigen::ArrayXf> x(in.data(), static_cast<Eigen::Index>(kActivationSize));
+  Eigen::ArrayXf y(static_cast<Eigen::Index>(kActivationSize));
+  auto run = [&] {
+    switch (act) {
+      case edgeattn::Activation::kGeluErf:
+        y = 0.5f * x * (1.0f + (x * 0.70710678118654752f).erf());
+        break;
+      case edgeattn::Activation::kGeluTanh:
+        y = 0.5f * x * (1.0f + (0.79788456080286536f * (x + 0.044715f * x.cube())).tanh());
+        break;
+      case edgeattn::Activation::kSilu:
+        y = x / (1.0f + (-x).exp());
+        break;
+      case edgeattn::Activation::kRelu:
+        y = x.max(0.0f);
+        break;
+    }
+  };
+  run();
+  TimeIfRight(state, ActivationMaxAbsError(act, in.data(), y.data()), kActivationTolerance, run, 0, 0,
+              static_cast<double>(kActivationSize));
+}
+
 }  // namespace
 
 void RegisterEigen() {
@@ -144,6 +174,15 @@ void RegisterEigen() {
   for (const NormShape& shape : NormShapes()) {
     Register(shape.Name("rms_norm"), "eigen", [shape](benchmark::State& s) { RmsNorm(s, shape); });
     Register(shape.Name("layer_norm"), "eigen", [shape](benchmark::State& s) { LayerNorm(s, shape); });
+  }
+  const std::string n = "/n=" + std::to_string(kActivationSize);
+  const std::pair<const char*, edgeattn::Activation> activations[] = {
+      {"gelu_erf", edgeattn::Activation::kGeluErf}, {"gelu_tanh", edgeattn::Activation::kGeluTanh},
+      {"silu", edgeattn::Activation::kSilu}, {"relu", edgeattn::Activation::kRelu}};
+  for (const auto& a : activations) {
+    const edgeattn::Activation act = a.second;
+    Register(std::string("activation/") + a.first + n, "eigen",
+             [act](benchmark::State& s) { ActivationPeer(s, act); });
   }
 }
 
