@@ -607,6 +607,11 @@ TEST_P(AttentionTest, FixedShapesMatchTheRuntimeApi) {
     CheckFixedMatchesRuntime<decltype(tiled), 12, 12, 8, 8, 1, 1>(IsScalarPath(), rng, tiled, with_mask);
     static edgeattn::FixedAttention<1, 33, 64, 64, 2, 1> decode;
     CheckFixedMatchesRuntime<decltype(decode), 1, 33, 64, 64, 2, 1>(IsScalarPath(), rng, decode, with_mask);
+    // Two key chunks: the workspace holds the chunk's partial row too (AttentionWorkspaceBytes' value_dim).
+    static edgeattn::FixedAttention<2, 600, 8, 12, 2, 1> chunked;
+    static_assert(decltype(chunked)::kWorkspaceBytes == (600 + 12) * sizeof(float) + edgeattn::kWorkspaceAlignment,
+                  "chunked decode workspace");
+    CheckFixedMatchesRuntime<decltype(chunked), 2, 600, 8, 12, 2, 1>(IsScalarPath(), rng, chunked, with_mask);
   }
 }
 
