@@ -151,10 +151,10 @@ HWY_NOINLINE void DecodeCombine(D d, DecodePartial& st, float* out_row, const De
   }
   if (st.pinf != 0 || c.l == 0.0f) return;  // +inf already decides the row, or c saw only -inf scores
   const float m_new = c.m > st.m ? c.m : st.m;
-  const float a = st.m == m_new ? 1.0f
-                                : internal::ExpRr2P6Shifted(st.m - m_new, internal::TwoSumError(st.m, -m_new, st.m - m_new));
-  const float b = c.m == m_new ? 1.0f
-                               : internal::ExpRr2P6Shifted(c.m - m_new, internal::TwoSumError(c.m, -m_new, c.m - m_new));
+  const float a =
+      st.m == m_new ? 1.0f : internal::ExpRr2P6Shifted(st.m - m_new, internal::TwoSumError(st.m, -m_new, st.m - m_new));
+  const float b =
+      c.m == m_new ? 1.0f : internal::ExpRr2P6Shifted(c.m - m_new, internal::TwoSumError(c.m, -m_new, c.m - m_new));
   const auto va = hn::Set(d, a), vb = hn::Set(d, b);
   for (size_t x = 0; x < width; x += N) {
     const size_t lanes = width - x < N ? width - x : N;
