@@ -33,7 +33,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // most once per tile), and P V of the tile into the output row (four vectors of columns at a time, two
 // accumulators each), so a tile's K rows and V rows are read back to back. The numerics are the tiled path's
 // with a one-query block, so attention.h's bound holds unchanged. A tile with a non-finite score (NaN, an
-// infinity) hands the row to FallbackRow, which follows the softmax rules.
+// infinity) hands its key chunk to DecodeChunkTwoPass, whose partial result carries the softmax rules.
 // Keys per online-softmax step. The workspace holds kv_len floats (the row path's need), so a tile of up to 256
 // keys costs no extra memory; 256 rather than 64 halves cold calls' time per key lost between the tile's K and V
 // streams and amortises each tile's serial softmax step (docs/performance.md, step 13).
@@ -206,7 +206,9 @@ HWY_INLINE void DecodePv(D d, const float* p, size_t n, const float* v, size_t v
 // weights e^(s - m_new), the row's running max m and sum l are updated (first: the row's first tile, whose m is
 // -inf and l unused). Returns alpha = e^(m_old - m_new), by which the row's earlier output is rescaled (0 on the
 // first tile). Also the KV cache's step (lib/kv_cache/kv_cache-inl.h), which keeps m and l per row across tiles.
-template <class D>
+// kToNearest false: the exp steps its range reduction to nearest (softmax-inl.h, ExpMinusMaxIn), for chunks computed
+// under a directed rounding mode.
+template <bool kToNearest = true, class D>
 HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
   const size_t N = hn::Lanes(d);
   const float m_new = tile_max > m ? tile_max : m;
@@ -217,13 +219,13 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
   auto sum = hn::Zero(d);
   size_t j = 0;
   for (; j + N <= nb; j += N) {
-    const auto e = ExpMinusMax(d, hn::LoadU(d, s + j), neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, s + j), neg_m);
     hn::StoreU(e, d, s + j);
     sum = hn::Add(sum, e);
   }
   if (j < nb) {
     const auto x = hn::IfThenElse(hn::FirstN(d, nb - j), LoadTail(d, s + j, nb - j), hn::Set(d, -internal::kInfinity));
-    const auto e = ExpMinusMax(d, x, neg_m);  // padding lanes: e^-inf = 0
+    const auto e = ExpMinusMaxIn<kToNearest>(d, x, neg_m);  // padding lanes: e^-inf = 0
     StoreTail(d, e, s + j, nb - j);
     sum = hn::Add(sum, e);
   }
@@ -231,47 +233,6 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
   l = first ? tile_sum : l * alpha + tile_sum;
   m = m_new;
   return alpha;
-}
-
-// Query row i of head h (t.q, t.k, t.v, t.out point at that head); s: min(kv_len, kDecodeTile) floats of workspace.
-template <class D>
-HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s) {
-  const internal::AttentionProblem& p = *t.p;
-  const size_t n = internal::VisibleKeys(p, i);
-  const float* q_row = t.q + i * t.q_stride;
-  float* out_row = t.out + i * t.out_stride;
-  if (n == 0) return internal::FillRow(out_row, p.value_dim, 0.0f);
-  float m = -internal::kInfinity, l = 0.0f;
-  for (size_t j0 = 0; j0 < n; j0 += kDecodeTile) {
-    const size_t nb = n - j0 < kDecodeTile ? n - j0 : kDecodeTile;
-    const float* k_tile = t.k + j0 * t.k_stride;
-    DecodeScores(d, q_row, k_tile, t.k_stride, p.head_dim, nb, p.scale, s);
-    const float tile_max = DecodeTileMax(d, s, nb);
-    if (tile_max != tile_max) return FallbackRow(t, i);
-    const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, j0 == 0, m, l);
-    DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, out_row, p.value_dim, alpha, j0 != 0);
-  }
-  DivideRow(d, out_row, p.value_dim, l);  // l >= 1: the key at the running max contributes e^0
-}
-
-inline void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                            float* out, float* s) {
-  const hn::ScalableTag<float> d;
-  HeadView t{};
-  t.p = &p;
-  t.q_stride = p.num_heads * p.head_dim;
-  t.k_stride = p.num_kv_heads * p.head_dim;
-  t.v_stride = p.num_kv_heads * p.value_dim;
-  t.out_stride = p.num_heads * p.value_dim;
-  const size_t group = p.num_heads / p.num_kv_heads;
-  for (size_t h = 0; h < p.num_heads; ++h) {
-    const size_t g = h / group;
-    t.q = q + h * p.head_dim;
-    t.k = k + g * p.head_dim;
-    t.v = v + g * p.value_dim;
-    t.out = out + h * p.value_dim;
-    for (size_t i = 0; i < p.q_len; ++i) DecodeRow(d, t, i, s);
-  }
 }
 
 }  // namespace HWY_NAMESPACE
