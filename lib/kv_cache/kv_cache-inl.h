@@ -26,6 +26,7 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/common/fp_env.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/kv_cache/kv_cache_fused-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -34,22 +35,6 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 static_assert(internal::kKvDecodeTile == kDecodeTile, "the cache's tile is the decode path's");
-
-// binary16 bits (in 32-bit lanes) -> f32, exact, without float arithmetic on subnormals (ARMv7 NEON flushes
-// them): the exponent is re-biased by an integer add; a subnormal half m 2^-24 is built as the normal float
-// 2^-14 (1 + m/1024) and 2^-14 subtracted (exact: Sterbenz); infinities and NaNs get the float's all-ones exponent.
-template <class D, class VU>
-HWY_INLINE hn::Vec<D> HalfToFloat(D d, VU h) {
-  const hn::RebindToUnsigned<D> du;
-  const auto magnitude = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFFu)));
-  const auto exponent = hn::And(magnitude, hn::Set(du, 0x0F800000u));
-  auto bits = hn::Add(magnitude, hn::Set(du, 112u << 23));
-  bits = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x0F800000u)), hn::Add(bits, hn::Set(du, 112u << 23)), bits);
-  const auto subnormal = hn::Sub(hn::BitCast(d, hn::Add(bits, hn::Set(du, 1u << 23))),
-                                 hn::BitCast(d, hn::Set(du, 113u << 23)));
-  const auto f = hn::IfThenElse(hn::RebindMask(d, hn::Eq(exponent, hn::Zero(du))), subnormal, hn::BitCast(d, bits));
-  return hn::Or(f, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
-}
 
 // width elements of a stored row (K or V of one kv head at one slot) as floats into dst.
 template <class D>
@@ -133,20 +118,25 @@ inline void KvAttentionForward(const internal::KvAttentionProblem& p, const floa
   size_t first_lo, first_hi, last_lo, last_hi;
   internal::KvVisible(p, 0, &first_lo, &first_hi);
   internal::KvVisible(p, p.q_len - 1, &last_lo, &last_hi);
+  const size_t fused = KvFusedHeads(p);  // F16 and Q8 decode steps: kv_cache_fused-inl.h, no conversion here
   for (size_t g = 0; g < l.heads; ++g) {
     internal::FillRow(m, rows, -internal::kInfinity);
     internal::FillRow(lsum, rows, 0.0f);
     for (size_t t0 = first_lo; t0 < last_hi; t0 += kDecodeTile) {
       const size_t t1 = last_hi - t0 < kDecodeTile ? last_hi : t0 + kDecodeTile;
-      size_t k_stride, v_stride;
-      const float* k_tile = TileRows(d, p, g, 0, t0, t1 - t0, k_buf, &k_stride);
-      const float* v_tile = TileRows(d, p, g, 1, t0, t1 - t0, v_buf, &v_stride);
+      size_t k_stride = 0, v_stride = 0;
+      const float* k_tile = fused ? nullptr : TileRows(d, p, g, 0, t0, t1 - t0, k_buf, &k_stride);
+      const float* v_tile = fused ? nullptr : TileRows(d, p, g, 1, t0, t1 - t0, v_buf, &v_stride);
       for (size_t i = 0; i < p.q_len; ++i) {
         size_t lo, hi;
         internal::KvVisible(p, i, &lo, &hi);
         const size_t a = lo > t0 ? lo : t0, b = hi < t1 ? hi : t1;
         if (a >= b) continue;
         const size_t nb = b - a;
+        if (fused) {
+          KvFusedTileRowAny(d, p, q, out, g, i, a, nb, m + i * p.group, lsum + i * p.group, region, fused);
+          continue;
+        }
         for (size_t r = 0; r < p.group; ++r) {
           const size_t h = g * p.group + r;
           const size_t state = i * p.group + r;
