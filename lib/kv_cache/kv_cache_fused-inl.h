@@ -48,9 +48,8 @@ HWY_INLINE hn::Vec<D> HalfToFloat(D d, VU h) {
   return hn::Or(f, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
 }
 
-// How a tile's rows are read: F16 at an even address (vector loads of uint16_t), F16 at an odd address (bytes
-// copied to an aligned buffer first: a uint16_t load there is undefined), Q8.
-enum KvFusedKind : int { kKvFusedF16 = 0, kKvFusedF16Odd = 1, kKvFusedQ8 = 2 };
+// How a tile's rows are read: F16 at an even address, F16 at an odd address, Q8, F32 at a 4-byte aligned address.
+enum KvFusedKind : int { kKvFusedF16 = 0, kKvFusedF16Odd = 1, kKvFusedQ8 = 2, kKvFusedF32 = 3 };
 
 // The stored rows of one kv head's K or V for a tile's logical positions a, a + 1, ...: row j sits in slot
 // (a + j) mod capacity (j < capacity: a call's positions are all held).
@@ -63,6 +62,13 @@ struct KvFusedRows {
   const unsigned char* Row(size_t j) const {
     const size_t slot = slot0 + j < capacity ? slot0 + j : slot0 + j - capacity;
     return base + slot * row_bytes;
+  }
+  // The first of n rows in slot 0 (n if none): the ring wraps at most once in a tile, so P V walks the rows by
+  // pointer increments (no division or compare-and-subtract per row and column block).
+  size_t Wrap(size_t n) const { return slot0 + n > capacity ? capacity - slot0 : n; }
+  const unsigned char* ScalePtr(size_t j) const {
+    const size_t slot = slot0 + j < capacity ? slot0 + j : slot0 + j - capacity;
+    return scale + slot * scale_bytes;
   }
   float Scale(size_t j) const {
     const size_t slot = slot0 + j < capacity ? slot0 + j : slot0 + j - capacity;
@@ -81,55 +87,62 @@ inline KvFusedRows KvFusedRowsOf(const internal::KvAttentionProblem& p, size_t g
   r.slot0 = a % l.capacity;
   r.capacity = l.capacity;
   r.scale = p.storage + l.scale_offset + (g * 2 + which) * sizeof(float);
-  r.scale_bytes = l.heads * 2 * sizeof(float);
+  r.scale_bytes = l.type == KvType::kQ8 ? l.heads * 2 * sizeof(float) : 0;  // F16: no scales, never read
   return r;
+}
+
+template <int kKind>
+HWY_INLINE float KvFusedScaleAt(const unsigned char* p) {
+  float s = 0.0f;
+  if (kKind == kKvFusedQ8) memcpy(&s, p, sizeof(s));
+  return s;
 }
 
 // Element e of a stored row as a float (the vectors' tails).
 template <int kKind>
 HWY_INLINE float KvFusedElement(const unsigned char* row, size_t e, float scale) {
   if (kKind == kKvFusedQ8) return static_cast<float>(static_cast<int8_t>(row[e])) * scale;
+  if (kKind == kKvFusedF32) {
+    float f;
+    memcpy(&f, row + 4 * e, sizeof(f));
+    return f;
+  }
   uint16_t h;
   memcpy(&h, row + 2 * e, sizeof(h));
   return internal::HalfBitsToFloat(h);
 }
 
-template <int kKind, class D16>
-HWY_INLINE hn::Vec<D16> KvFusedHalfBits(D16 d16, const unsigned char* row, size_t c) {
-  if constexpr (kKind == kKvFusedF16) {
-    return hn::LoadU(d16, static_cast<const uint16_t*>(static_cast<const void*>(row)) + c);  // even address
-  } else {
-    HWY_ALIGN uint16_t buf[hn::MaxLanes(D16())];
-    memcpy(buf, row + 2 * c, hn::Lanes(d16) * sizeof(uint16_t));
-    return hn::Load(d16, buf);
-  }
-}
-
 // lanes (<= Lanes(d)) elements of a stored row from column c as floats; lanes past them are 0, as LoadTail's.
+// F16 at an odd address goes element by element (a uint16_t vector load there is undefined behaviour): slow,
+// exact, and only for storage the caller misaligned.
 template <int kKind, class D>
 HWY_INLINE hn::Vec<D> KvFusedLoad(D d, const unsigned char* row, size_t c, size_t lanes, hn::Vec<D> vscale,
                                   float scale) {
-  if (lanes != hn::Lanes(d)) {
+  if (kKind == kKvFusedF16Odd || lanes != hn::Lanes(d)) {
     HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
     static_assert(sizeof(buf) <= internal::kMaxStackVectorBytes, "tail buffer larger than one bounded vector");
     for (size_t e = 0; e < lanes; ++e) buf[e] = KvFusedElement<kKind>(row, c + e, scale);
     return hn::Load(d, buf);
   }
-  if constexpr (kKind == kKvFusedQ8) {
+  if constexpr (kKind == kKvFusedF32) {
+    (void)vscale;
+    return hn::LoadU(d, static_cast<const float*>(static_cast<const void*>(row)) + c);  // aligned: KvFusedTileRowAny
+  } else if constexpr (kKind == kKvFusedQ8) {
     const hn::Rebind<int8_t, D> d8;
     const hn::RebindToSigned<D> di;
     const auto q = hn::LoadU(d8, reinterpret_cast<const int8_t*>(row) + c);
     return hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, q)), vscale);  // the float product Read returns
   } else {
-  const hn::Rebind<uint16_t, D> d16;
-  const auto h = KvFusedHalfBits<kKind>(d16, row, c);
+    const hn::Rebind<uint16_t, D> d16;
+    // Even address: checked by KvFusedTileRowAny (a cast through void*: -Wcast-align cannot see the check).
+    const auto h = hn::LoadU(d16, static_cast<const uint16_t*>(static_cast<const void*>(row)) + c);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-  // vcvtph2ps: one exact instruction (subnormals, infinities and NaNs included). Highway's emulated PromoteTo on
-  // other targets turns infinities and NaNs into finite values: the integer code there.
-  const hn::Rebind<hwy::float16_t, D> dh;
-  return hn::PromoteTo(d, hn::BitCast(dh, h));
+    // vcvtph2ps: one exact instruction (subnormals, infinities and NaNs included). Highway's emulated PromoteTo on
+    // other targets turns infinities and NaNs into finite values: the integer code there.
+    const hn::Rebind<hwy::float16_t, D> dh;
+    return hn::PromoteTo(d, hn::BitCast(dh, h));
 #else
-  return HalfToFloat(d, hn::PromoteTo(hn::RebindToUnsigned<D>(), h));
+    return HalfToFloat(d, hn::PromoteTo(hn::RebindToUnsigned<D>(), h));
 #endif
   }
 }
@@ -256,15 +269,18 @@ template <int kKind, size_t GH, class D>
 HWY_INLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedRows& v, float* const* out,
                           size_t width, const float* alpha, bool rescale) {
   const size_t N = hn::Lanes(d);
+  const size_t wrap = v.Wrap(n);
   size_t c = 0;
   const size_t wide_end = width - width % (8 * N);
   for (; c < wide_end; c += (8 / GH) * N) {  // one accumulator per column vector: slot h * (8 / GH) + t
     constexpr size_t CB = 8 / GH;
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
     auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
-    for (size_t j = 0; j < n; ++j) {
-      const unsigned char* row = v.Row(j);
-      const float sc = kKind == kKvFusedQ8 ? v.Scale(j) : 0.0f;
+    const unsigned char* row = v.Row(0);
+    const unsigned char* sp = v.ScalePtr(0);
+    for (size_t j = 0; j < n; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+      if (j == wrap) row = v.base, sp = v.scale;  // the ring's slot 0
+      const float sc = KvFusedScaleAt<kKind>(sp);
       const auto vs = hn::Set(d, sc);
       const auto p0 = hn::Set(d, p[0][j]);
       if constexpr (GH == 1) {
@@ -306,9 +322,11 @@ HWY_INLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedRow
     constexpr size_t CB = 4 / GH;
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
     auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-    for (size_t j = 0; j < n; ++j) {
-      const unsigned char* row = v.Row(j);
-      const float sc = kKind == kKvFusedQ8 ? v.Scale(j) : 0.0f;
+    const unsigned char* row = v.Row(0);
+    const unsigned char* sp = v.ScalePtr(0);
+    for (size_t j = 0; j < n; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+      if (j == wrap) row = v.base, sp = v.scale;  // the ring's slot 0
+      const float sc = KvFusedScaleAt<kKind>(sp);
       const auto vs = hn::Set(d, sc);
       const auto w0 = hn::Set(d, p[0][j]);
       if constexpr (GH == 1) {
@@ -353,9 +371,11 @@ HWY_INLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedRow
   for (; c < width; c += N) {  // PvRow: one accumulator per head
     const size_t lanes = width - c < N ? width - c : N;
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    for (size_t j = 0; j < n; ++j) {
-      const unsigned char* row = v.Row(j);
-      const float sc = kKind == kKvFusedQ8 ? v.Scale(j) : 0.0f;
+    const unsigned char* row = v.Row(0);
+    const unsigned char* sp = v.ScalePtr(0);
+    for (size_t j = 0; j < n; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+      if (j == wrap) row = v.base, sp = v.scale;  // the ring's slot 0
+      const float sc = KvFusedScaleAt<kKind>(sp);
       const auto x = KvFusedLoad<kKind>(d, row, c, lanes, hn::Set(d, sc), sc);
       a0 = hn::MulAdd(hn::Set(d, p[0][j]), x, a0);
       if (GH >= 2) a1 = hn::MulAdd(hn::Set(d, p[GH >= 2 ? 1 : 0][j]), x, a1);
@@ -438,7 +458,9 @@ HWY_INLINE void KvFusedTileRow(D d, const internal::KvAttentionProblem& p, const
 // Whether a decode step on this cache takes KvFusedTileRow, and the query heads it runs at once: four when
 // the workspace's tile region (kDecodeTile * (head_dim + value_dim + 1) floats) holds four heads' scores.
 inline size_t KvFusedHeads(const internal::KvAttentionProblem& p) {
-  if (p.layout.type == KvType::kF32 || p.q_len >= kAttentionTiledMinQueries) return 0;
+  if (p.q_len >= kAttentionTiledMinQueries) return 0;
+  // A misaligned F32 cache keeps the copying path (the same bits): a float vector load there is undefined.
+  if (p.layout.type == KvType::kF32 && reinterpret_cast<uintptr_t>(p.storage) % sizeof(float) != 0) return 0;
   return p.layout.head_dim + p.layout.value_dim + 1 >= 4 ? 4 : 2;
 }
 
@@ -446,6 +468,7 @@ template <class D>
 HWY_INLINE void KvFusedTileRowAny(D d, const internal::KvAttentionProblem& p, const float* q, float* out, size_t g,
                                   size_t i, size_t a, size_t nb, float* m, float* l, float* s, size_t gh_max) {
   if (p.layout.type == KvType::kQ8) return KvFusedTileRow<kKvFusedQ8>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
+  if (p.layout.type == KvType::kF32) return KvFusedTileRow<kKvFusedF32>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
   if (reinterpret_cast<uintptr_t>(p.storage) % 2 == 0) {
     return KvFusedTileRow<kKvFusedF16>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
   }
