@@ -11,6 +11,9 @@
 // gives the bits of Attention's decode path on the same K and V. An F32 tile that does not wrap around the ring
 // and sits at a 4-byte aligned address is read in place. A row whose scores are not all finite is recomputed by
 // the scalar path's row kernels (softmax.h's rules), as the decode path hands such rows to its fallback.
+// Decode steps (q_len < kAttentionTiledMinQueries; an F32 cache only at a 4-byte aligned address) skip the
+// conversion: kv_cache_fused-inl.h reads the stored bytes into registers per query row with the same arithmetic
+// per query head, so they give the same bits (docs/performance.md, KV cache).
 
 #if defined(EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_
@@ -27,6 +30,7 @@
 #include "lib/common/fp_env.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_fused-inl.h"
+#include "lib/kv_cache/kv_cache_load-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
