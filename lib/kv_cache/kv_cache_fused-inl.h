@@ -9,7 +9,8 @@
 // column) is the decode path's (decode-inl.h: DecodeScores' eight keys and transposing pair sums, its Dot for the
 // tile's last n % 8 keys; DecodePv's column blocks of 8, 4 (even and odd keys) and the PvRow rest), so a query
 // head gives the bits an F32 cache holding the same values gives, alone or in a group, wherever a ring keeps
-// its rows.
+// its rows. An F32 cache at a 4-byte aligned address takes the same kernels with plain loads: its GQA reads each
+// vector once per group too, and its bits stay those of Attention's decode path.
 
 #if defined(EDGEATTN_LIB_KV_CACHE_KV_CACHE_FUSED_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_KV_CACHE_KV_CACHE_FUSED_INL_H_
