@@ -11,7 +11,7 @@
 // gives the bits of Attention's decode path on the same K and V. An F32 tile that does not wrap around the ring
 // and sits at a 4-byte aligned address is read in place. A row whose scores are not all finite is recomputed by
 // the scalar path's row kernels (softmax.h's rules), as the decode path hands such rows to its fallback.
-// Decode steps (q_len < kAttentionTiledMinQueries; an F32 cache only at a 4-byte aligned address) skip the
+// Decode steps (q_len < kAttentionTiledMinQueries; storage aligned for its element type; not HWY_SCALAR) skip the
 // conversion: kv_cache_fused-inl.h reads the stored bytes into registers per query row with the same arithmetic
 // per query head, so they give the same bits (docs/performance.md, KV cache).
 

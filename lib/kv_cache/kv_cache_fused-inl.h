@@ -319,22 +319,28 @@ HWY_INLINE void KvFusedTileRow(D d, const internal::KvAttentionProblem& p, const
 
 // Whether a decode step on this cache takes KvFusedTileRow, and the query heads it runs at once: four when
 // the workspace's tile region (kDecodeTile * (head_dim + value_dim + 1) floats) holds four heads' scores.
+// Not on HWY_SCALAR (the Cortex-M builds): one lane shares nothing between heads, and the kernels' code
+// (four kinds by three group widths) would add tens of KiB of flash.
 inline size_t KvFusedHeads(const internal::KvAttentionProblem& p) {
-  if (p.q_len >= kAttentionTiledMinQueries) return 0;
-  // A misaligned F32 cache keeps the copying path (the same bits): a float vector load there is undefined.
-  if (p.layout.type == KvType::kF32 && reinterpret_cast<uintptr_t>(p.storage) % sizeof(float) != 0) return 0;
+  if (HWY_TARGET == HWY_SCALAR || p.q_len >= kAttentionTiledMinQueries) return 0;
+  // A misaligned F32 or F16 cache keeps the converting path (the same bits): a vector load of floats or
+  // halves there is undefined behaviour, and an element-wise variant would only add code for storage the
+  // caller misaligned.
+  const size_t align = p.layout.type == KvType::kF32 ? sizeof(float) : p.layout.type == KvType::kF16 ? 2 : 1;
+  if (reinterpret_cast<uintptr_t>(p.storage) % align != 0) return 0;
   return p.layout.head_dim + p.layout.value_dim + 1 >= 4 ? 4 : 2;
 }
 
 template <class D>
 HWY_INLINE void KvFusedTileRowAny(D d, const internal::KvAttentionProblem& p, const float* q, float* out, size_t g,
                                   size_t i, size_t a, size_t nb, float* m, float* l, float* s, size_t gh_max) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d, (void)p, (void)q, (void)out, (void)g, (void)i, (void)a, (void)nb, (void)m, (void)l, (void)s, (void)gh_max;
+#else
   if (p.layout.type == KvType::kQ8) return KvFusedTileRow<kKvFusedQ8>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
   if (p.layout.type == KvType::kF32) return KvFusedTileRow<kKvFusedF32>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
-  if (reinterpret_cast<uintptr_t>(p.storage) % 2 == 0) {
-    return KvFusedTileRow<kKvFusedF16>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
-  }
-  KvFusedTileRow<kKvFusedF16Odd>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
+  KvFusedTileRow<kKvFusedF16>(d, p, q, out, g, i, a, nb, m, l, s, gh_max);
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

@@ -39,8 +39,8 @@ HWY_INLINE hn::Vec<D> HalfToFloat(D d, VU h) {
   return hn::Or(f, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
 }
 
-// How a tile's rows are read: F16 at an even address, F16 at an odd address, Q8, F32 at a 4-byte aligned address.
-enum KvFusedKind : int { kKvFusedF16 = 0, kKvFusedF16Odd = 1, kKvFusedQ8 = 2, kKvFusedF32 = 3 };
+// How a tile's rows are read: F16 (at an even address), Q8, F32 (at a 4-byte aligned address).
+enum KvFusedKind : int { kKvFusedF16 = 0, kKvFusedQ8 = 1, kKvFusedF32 = 2 };
 
 // The stored rows of one kv head's K or V for a tile's logical positions a, a + 1, ...: row j sits in slot
 // (a + j) mod capacity (j < capacity: a call's positions are all held).
@@ -104,12 +104,10 @@ HWY_INLINE float KvFusedElement(const unsigned char* row, size_t e, float scale)
 }
 
 // lanes (<= Lanes(d)) elements of a stored row from column c as floats; lanes past them are 0, as LoadTail's.
-// F16 at an odd address goes element by element (a uint16_t vector load there is undefined behaviour): slow,
-// exact, and only for storage the caller misaligned.
 template <int kKind, class D>
 HWY_INLINE hn::Vec<D> KvFusedLoad(D d, const unsigned char* row, size_t c, size_t lanes, hn::Vec<D> vscale,
                                   float scale) {
-  if (kKind == kKvFusedF16Odd || lanes != hn::Lanes(d)) {
+  if (lanes != hn::Lanes(d)) {
     HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
     static_assert(sizeof(buf) <= internal::kMaxStackVectorBytes, "tail buffer larger than one bounded vector");
     for (size_t e = 0; e < lanes; ++e) buf[e] = KvFusedElement<kKind>(row, c + e, scale);
@@ -117,7 +115,7 @@ HWY_INLINE hn::Vec<D> KvFusedLoad(D d, const unsigned char* row, size_t c, size_
   }
   if constexpr (kKind == kKvFusedF32) {
     (void)vscale;
-    return hn::LoadU(d, static_cast<const float*>(static_cast<const void*>(row)) + c);  // aligned: KvFusedTileRowAny
+    return hn::LoadU(d, static_cast<const float*>(static_cast<const void*>(row)) + c);  // aligned: KvFusedHeads
   } else if constexpr (kKind == kKvFusedQ8) {
     const hn::Rebind<int8_t, D> d8;
     const hn::RebindToSigned<D> di;
@@ -125,7 +123,7 @@ HWY_INLINE hn::Vec<D> KvFusedLoad(D d, const unsigned char* row, size_t c, size_
     return hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, q)), vscale);  // the float product Read returns
   } else {
     const hn::Rebind<uint16_t, D> d16;
-    // Even address: checked by KvFusedTileRowAny (a cast through void*: -Wcast-align cannot see the check).
+    // Even address: checked by KvFusedHeads (a cast through void*: -Wcast-align cannot see the check).
     const auto h = hn::LoadU(d16, static_cast<const uint16_t*>(static_cast<const void*>(row)) + c);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
     // vcvtph2ps: one exact instruction (subnormals, infinities and NaNs included). Highway's emulated PromoteTo on
