@@ -74,7 +74,7 @@ HWY_INLINE void ConvertRow(D d, const internal::KvLayout& l, const unsigned char
     const float scale = internal::LoadScale(l, storage, slot, g, which);
     const auto vscale = hn::Set(d, scale);
     size_t c = 0;
-    for (; c + N <= width; c += N) {
+    for (; c + N <= width && !KvQ8ScaleFlushes(scale); c += N) {
       hn::StoreU(hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + c))), vscale), d, dst + c);
     }
     for (; c < width; ++c) dst[c] = static_cast<float>(src[c]) * scale;

@@ -10,6 +10,7 @@
 #define EDGEATTN_LIB_KV_CACHE_KV_CACHE_LOAD_INL_H_
 #endif
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -103,11 +104,23 @@ HWY_INLINE float KvFusedElement(const unsigned char* row, size_t e, float scale)
   return internal::HalfBitsToFloat(h);
 }
 
+// Whether a Q8 row with this scale must be converted element by element: ARMv7 NEON flushes subnormal operands
+// to zero, so a subnormal scale (a row whose max |x| is below 127 * 2^-126) would turn q * scale into 0 where
+// Read's VFP product keeps it; other targets multiply as Read does.
+HWY_INLINE bool KvQ8ScaleFlushes(float scale) {
+#if HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_NEON
+  return scale != 0.0f && scale < FLT_MIN;
+#else
+  (void)scale;
+  return false;
+#endif
+}
+
 // lanes (<= Lanes(d)) elements of a stored row from column c as floats; lanes past them are 0, as LoadTail's.
 template <int kKind, class D>
 HWY_INLINE hn::Vec<D> KvFusedLoad(D d, const unsigned char* row, size_t c, size_t lanes, hn::Vec<D> vscale,
                                   float scale) {
-  if (lanes != hn::Lanes(d)) {
+  if (lanes != hn::Lanes(d) || (kKind == kKvFusedQ8 && KvQ8ScaleFlushes(scale))) {
     HWY_ALIGN float buf[hn::MaxLanes(D())] = {};
     static_assert(sizeof(buf) <= internal::kMaxStackVectorBytes, "tail buffer larger than one bounded vector");
     for (size_t e = 0; e < lanes; ++e) buf[e] = KvFusedElement<kKind>(row, c + e, scale);
