@@ -122,7 +122,7 @@ inline void KvAttentionForward(const internal::KvAttentionProblem& p, const floa
   size_t first_lo, first_hi, last_lo, last_hi;
   internal::KvVisible(p, 0, &first_lo, &first_hi);
   internal::KvVisible(p, p.q_len - 1, &last_lo, &last_hi);
-  const size_t fused = KvFusedHeads(p);  // F16 and Q8 decode steps: kv_cache_fused-inl.h, no conversion here
+  const size_t fused = KvFusedHeads(p);  // decode steps: kv_cache_fused-inl.h, no conversion here
   for (size_t g = 0; g < l.heads; ++g) {
     internal::FillRow(m, rows, -internal::kInfinity);
     internal::FillRow(lsum, rows, 0.0f);
