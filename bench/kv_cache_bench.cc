@@ -1,7 +1,8 @@
 // KV cache benchmarks: decode (q_len = 1) and chunked prefill (q_len = 16) against caches of n positions in f32,
 // f16 and int8, one KV head shared by 4 query heads (GQA), hot (the same cache every call) and cold; append
 // throughput. Each f16 and q8 case also times the SIMD path on an F32 cache of the same shape and contents as
-// implementation "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's).
+// implementation "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's);
+// each decode case also times one query head on the same cache as "one_query_head" (GQA's cost: "simd~one_query_head").
 // Every result is checked against a double-precision attention over the values the cache stores (Read) before
 // it is timed. Rows: kv_cache/decode/<type>/n=<n>,d=<d>,hot|cold, kv_cache/prefill16/..., and
 // kv_cache/append16/<type>/d=<d>. Cold calls rotate through copies of the cache filling 256 MiB.
@@ -45,7 +46,8 @@ struct BenchCache {
 };
 
 // Largest relative L2 error of a row of out [q_len][heads][dim] against double attention on the stored values.
-double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len, size_t dim, const float* out) {
+double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len, size_t heads, size_t dim,
+                   const float* out) {
   const size_t n = cache.length();
   std::vector<float> k(n * dim), v(n * dim);
   for (size_t p = 0; p < n; ++p) {
@@ -54,8 +56,8 @@ double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len,
   double worst = 0;
   for (size_t i = 0; i < q_len; ++i) {
     const size_t visible = n - q_len + i + 1;  // causal: query i at position n - q_len + i
-    for (size_t h = 0; h < kQueryHeads; ++h) {
-      const float* qr = q + (i * kQueryHeads + h) * dim;
+    for (size_t h = 0; h < heads; ++h) {
+      const float* qr = q + (i * heads + h) * dim;
       std::vector<double> s(visible);
       double m = -HUGE_VAL, sum = 0, err = 0, norm = 0;
       for (size_t j = 0; j < visible; ++j) {
@@ -68,7 +70,7 @@ double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len,
       for (size_t c = 0; c < dim; ++c) {
         double o = 0;
         for (size_t j = 0; j < visible; ++j) o += s[j] / sum * v[j * dim + c];
-        const double got = out[(i * kQueryHeads + h) * dim + c];
+        const double got = out[(i * heads + h) * dim + c];
         err += (got - o) * (got - o);
         norm += o * o;
       }
@@ -84,7 +86,8 @@ constexpr size_t kColdBytes = size_t{256} << 20;
 
 // Attention of q_len queries (the last q_len positions) against a cache of n positions; cold: copies of the cache
 // (same bytes: the storage holds no pointer) used in turn.
-void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len, bool cold) {
+void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len, bool cold,
+            size_t heads = kQueryHeads) {
   static std::vector<std::unique_ptr<BenchCache>> caches;  // kept for the process: same addresses every run
   BenchCache* bc = nullptr;
   for (auto& c : caches) {
@@ -95,13 +98,13 @@ void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t 
     bc = caches.back().get();
   }
   if (bc->storage.empty()) return state.SkipWithError("cache setup failed");
-  const Floats q = Random(q_len * kQueryHeads * dim, -1, 1, 703);
-  Floats out(q_len * kQueryHeads * dim);
+  const Floats q = Random(q_len * heads * dim, -1, 1, 703);
+  Floats out(q_len * heads * dim);
   edgeattn::AttentionDesc desc;
   desc.q_len = q_len;
   desc.kv_len = 0;
   desc.head_dim = desc.value_dim = dim;
-  desc.num_heads = kQueryHeads;
+  desc.num_heads = heads;
   desc.num_kv_heads = 1;
   desc.mask = edgeattn::MaskKind::kCausal;
   std::vector<unsigned char> ws(edgeattn::AttentionCachedWorkspaceSize(desc, bc->cache));
@@ -124,8 +127,9 @@ void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t 
   const Status s = run();
   if (s != Status::kOk) return state.SkipWithError(edgeattn::StatusString(s));
   const double bytes = static_cast<double>(bc->storage.size());  // K, V (and scales) read once per call
-  const double flops = 4.0 * static_cast<double>(dim * n * q_len * kQueryHeads);
-  TimeIfRight(state, CachedError(bc->cache, q.data(), q_len, dim, out.data()), kKvTolerance, run, flops, bytes, 0);
+  const double flops = 4.0 * static_cast<double>(dim * n * q_len * heads);
+  TimeIfRight(state, CachedError(bc->cache, q.data(), q_len, heads, dim, out.data()), kKvTolerance, run, flops, bytes,
+              0);
 }
 
 // Appending blocks of 16 positions to a ring of 1024 (the ring never fills: appending never stops).
@@ -170,6 +174,11 @@ void RegisterKvCache() {
             if (type != KvType::kF32) {
               Register(name, "f32_cache",
                        [=](benchmark::State& s) { Cached(s, false, KvType::kF32, n, dim, q_len, cold); });
+            }
+            // The GQA goal: the 4 query heads against one of them on the same cache ("simd~one_query_head").
+            if (q_len == 1) {
+              Register(name, "one_query_head",
+                       [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len, cold, 1); });
             }
           }
         }

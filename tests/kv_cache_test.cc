@@ -899,5 +899,71 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
                "the KV cache has no room for the positions being appended");
 }
 
+// The F16 and Q8 decode steps read the stored bytes in registers (lib/kv_cache/kv_cache_fused-inl.h) with the
+// decode path's arithmetic per query head: they must give the bits of an F32 cache holding what Read returns,
+// over row tails (widths that are no multiple of any lane count), storage at odd addresses, rings that wrap
+// inside a tile, groups of 1 to 6 query heads (fused four, two and one at a time), tiles of 256 crossed, F16
+// subnormals, infinities and NaNs, and Q8 rows whose scale is subnormal, underflows to 0, or is huge.
+TEST_P(KvCacheTest, F16AndQ8DecodeStepsGiveTheF32CachesBitsOnTheStoredValues) {
+  Rng rng;
+#if EDGEATTN_TEST_SMALL_MEMORY
+  const size_t kTrials = 10, kMaxTokens = 300;
+#else
+  const size_t kTrials = 24, kMaxTokens = 600;
+#endif
+  for (size_t trial = 0; trial < kTrials; ++trial) {
+    const KvType type = trial % 2 == 0 ? KvType::kF16 : KvType::kQ8;
+    const size_t kv_heads = 1 + rng.Index(2), group = 1 + trial / 2 % 6;
+    const size_t dk = trial % 6 == 1 ? 128 : 1 + rng.Index(70), dv = trial % 6 == 3 ? 64 + rng.Index(3) : 1 + rng.Index(70);
+    const size_t tokens = 1 + rng.Index(kMaxTokens);
+    const size_t window = rng.Bernoulli(0.5) ? 0 : 1 + rng.Index(tokens + 20);
+    const size_t capacity = window == 0 ? tokens + rng.Index(4) : window + 7 + rng.Index(3);
+    const KvCacheDesc c = MakeCacheDesc(type, kv_heads, dk, dv, capacity, window);
+    const KvCacheDesc c32 = MakeCacheDesc(KvType::kF32, kv_heads, dk, dv, capacity, window);
+    TestCache tc(c, rng.Index(4)), t32(c32, rng.Index(4));
+    const bool specials = rng.Bernoulli(0.3);
+    std::vector<float> k, v, kr, vr;
+    RandomRows(rng, c, 1, k, v);
+    const size_t num_heads = kv_heads * group;
+    std::vector<float> q(7 * num_heads * dk), a, b;
+    for (size_t pos = 0; pos < tokens; ++pos) {
+      for (std::vector<float>* x : {&k, &v}) {
+        const float magnitude = type == KvType::kF16 ? 1.0f
+                                : rng.Bernoulli(0.1) ? 1e-44f  // scale 0: stored as 0
+                                : rng.Bernoulli(0.1) ? 1e-38f  // subnormal scale
+                                : rng.Bernoulli(0.1) ? 1e30f
+                                                     : 1.0f;
+        for (float& e : *x) {
+          e = rng.Normal() * magnitude;
+          if (type == KvType::kF16) {
+            const size_t kind = rng.Index(specials ? 200 : 8);
+            if (kind == 0) e *= 0x1p-20f;  // subnormal half
+            if (kind == 1 && x == &v) e = e < 0 ? -65504.0f : 65504.0f;
+            if (kind == 2 && specials) e = e < 0 ? -kInf : kInf;
+            if (kind == 3 && specials) e = kNaN;
+          }
+        }
+      }
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 1), Status::kOk);
+      tc.ReadPosition(pos, kr, vr);
+      ASSERT_EQ(t32.cache.Append(kr.data(), vr.data(), 1), Status::kOk);
+      if (pos + 1 != tokens && rng.Index(97) != 0) continue;
+      const size_t held = window != 0 ? std::min(pos + 1, capacity - window + 1) : pos + 1;
+      const size_t q_len = 1 + rng.Index(std::min<size_t>(7, held));
+      for (MaskKind mask : {MaskKind::kCausal, MaskKind::kNone}) {
+        const AttentionDesc d = CachedDesc(q_len, c, num_heads, mask);
+        for (float& x : q) x = rng.Normal();
+        ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, a), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d, q.data(), t32.cache, b), Status::kOk);
+        for (size_t e = 0; e < a.size(); ++e) {
+          if (std::isnan(a[e]) && std::isnan(b[e])) continue;
+          ASSERT_EQ(Bits(a[e]), Bits(b[e])) << TypeName(type) << " trial " << trial << " length " << pos + 1
+                                            << " q_len " << q_len << " element " << e << ": " << a[e] << " vs " << b[e];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn_test

@@ -203,13 +203,17 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // bits on the same K and V. The SIMD path: per KV head, the positions the call sees, in tiles of 256 logical
 // positions from the first of them, converted to f32 once per tile (F32 read in place where the tile does not wrap
 // and the storage is 4-byte aligned) and run through Attention's decode-path steps (scores, online softmax, P V)
-// for every query row and query head of the group: GQA reads each K/V head once per group. With fewer than
-// kAttentionTiledMinQueries queries and more than kAttentionKeyChunk visible positions, the positions run in key
-// chunks of kAttentionKeyChunk from the first visible one, whose partial results are combined in chunk order as on
-// Attention's decode path (the work split's parts compute the same chunks). For fewer than
-// kAttentionTiledMinQueries queries on an F32 cache without window this gives the bits of Attention's decode path
-// (taken for more than one vector of keys) on rows whose scores are finite; larger chunks stay within attention.h's
-// bound.
+// for every query row and query head of the group: GQA reads each K/V head once per group. Fewer than
+// kAttentionTiledMinQueries queries (decode steps; not for storage misaligned for its element type, nor on the
+// one-lane SCALAR target of the Cortex-M builds, where it would only add flash) skip the conversion: each vector
+// of stored K or V is converted in registers (F16 exactly; Q8 as q * scale, the product Read returns) and shared
+// by up to four query heads of the group, with the same arithmetic per query head, so a decode step gives the
+// bits of an F32 cache holding the values Read returns. With fewer than kAttentionTiledMinQueries queries and more
+// than kAttentionKeyChunk visible positions, the positions run in key chunks of kAttentionKeyChunk from the first
+// visible one, whose partial results are combined in chunk order as on Attention's decode path (the work split's
+// parts compute the same chunks). For fewer than kAttentionTiledMinQueries queries on an F32 cache without window
+// this gives the bits of Attention's decode path (taken for more than one vector of keys) on rows whose scores
+// are finite; larger chunks stay within attention.h's bound.
 // Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
 // that hold the same visible positions give bit-identical outputs for the same queries. A query whose scores hold
 // a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a

@@ -11,7 +11,10 @@
 // gives the bits of Attention's decode path on the same K and V. An F32 tile that does not wrap around the ring
 // and sits at a 4-byte aligned address is read in place. A row whose scores are not all finite is recomputed by
 // the scalar path's row kernels (softmax.h's rules); with key chunks (below) only its chunk is redone, position by
-// position, and the rules ride on the chunk's partial result.
+// position, and the rules ride on the chunk's partial result. Decode steps (q_len < kAttentionTiledMinQueries;
+// storage aligned for its element type; not HWY_SCALAR) skip the conversion: kv_cache_fused-inl.h reads the stored
+// bytes into registers per query row with the same arithmetic per query head, so they give the same bits
+// (docs/performance.md, KV cache).
 
 #if defined(EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_
@@ -29,6 +32,8 @@
 #include "lib/attention/decode_chunks-inl.h"
 #include "lib/common/fp_env.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/kv_cache/kv_cache_fused-inl.h"
+#include "lib/kv_cache/kv_cache_load-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -37,22 +42,6 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 static_assert(internal::kKvDecodeTile == kDecodeTile, "the cache's tile is the decode path's");
-
-// binary16 bits (in 32-bit lanes) -> f32, exact, without float arithmetic on subnormals (ARMv7 NEON flushes
-// them): the exponent is re-biased by an integer add; a subnormal half m 2^-24 is built as the normal float
-// 2^-14 (1 + m/1024) and 2^-14 subtracted (exact: Sterbenz); infinities and NaNs get the float's all-ones exponent.
-template <class D, class VU>
-HWY_INLINE hn::Vec<D> HalfToFloat(D d, VU h) {
-  const hn::RebindToUnsigned<D> du;
-  const auto magnitude = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFFu)));
-  const auto exponent = hn::And(magnitude, hn::Set(du, 0x0F800000u));
-  auto bits = hn::Add(magnitude, hn::Set(du, 112u << 23));
-  bits = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x0F800000u)), hn::Add(bits, hn::Set(du, 112u << 23)), bits);
-  const auto subnormal = hn::Sub(hn::BitCast(d, hn::Add(bits, hn::Set(du, 1u << 23))),
-                                 hn::BitCast(d, hn::Set(du, 113u << 23)));
-  const auto f = hn::IfThenElse(hn::RebindMask(d, hn::Eq(exponent, hn::Zero(du))), subnormal, hn::BitCast(d, bits));
-  return hn::Or(f, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
-}
 
 // width elements of a stored row (K or V of one kv head at one slot) as floats into dst.
 template <class D>
@@ -88,7 +77,7 @@ HWY_INLINE void ConvertRow(D d, const internal::KvLayout& l, const unsigned char
     const float scale = internal::LoadScale(l, storage, slot, g, which);
     const auto vscale = hn::Set(d, scale);
     size_t c = 0;
-    for (; c + N <= width; c += N) {
+    for (; c + N <= width && !KvQ8ScaleFlushes(scale); c += N) {
       hn::StoreU(hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + c))), vscale), d, dst + c);
     }
     for (; c < width; ++c) dst[c] = static_cast<float>(src[c]) * scale;
@@ -150,19 +139,24 @@ HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const
   internal::KvVisible(p, rows.i_end - 1, &unused, &rows_hi);
   const size_t lo_all = rows_lo > cb ? rows_lo : cb, hi_all = rows_hi < ce ? rows_hi : ce;
   if (lo_all >= hi_all) return;
+  const size_t fused = KvFusedHeads(p);  // decode steps: kv_cache_fused-inl.h, no conversion here
   // Tiles on the call's grid (multiples of kDecodeTile from first_lo), only those the rows see.
   const size_t t_first = first_lo + (lo_all - first_lo) / kDecodeTile * kDecodeTile;
   for (size_t t0 = t_first; t0 < hi_all; t0 += kDecodeTile) {
     const size_t t1 = hi_all - t0 < kDecodeTile ? hi_all : t0 + kDecodeTile;
-    size_t k_stride, v_stride;
-    const float* k_tile = TileRows(d, p, g, 0, t0, t1 - t0, k_buf, &k_stride);
-    const float* v_tile = TileRows(d, p, g, 1, t0, t1 - t0, v_buf, &v_stride);
+    size_t k_stride = 0, v_stride = 0;
+    const float* k_tile = fused ? nullptr : TileRows(d, p, g, 0, t0, t1 - t0, k_buf, &k_stride);
+    const float* v_tile = fused ? nullptr : TileRows(d, p, g, 1, t0, t1 - t0, v_buf, &v_stride);
     for (size_t i = rows.i_begin; i < rows.i_end; ++i) {
       size_t lo, hi;
       internal::KvVisible(p, i, &lo, &hi);
       const size_t a = lo > t0 ? lo : t0, b = hi < t1 ? hi : t1;
       if (a >= b) continue;
       const size_t nb = b - a;
+      if (fused) {
+        KvFusedTileRowAny(d, p, q, acc_of, g, i, a, nb, rows.m + i * p.group, rows.lsum + i * p.group, region, fused);
+        continue;
+      }
       for (size_t r = 0; r < p.group; ++r) {
         const size_t h = g * p.group + r;
         const size_t state = i * p.group + r;
