@@ -198,6 +198,26 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;
 
+// Work split of AttentionCached for the application's threads (attention.h, AttentionPartCount, for the promise
+// and the rules): parts = (kv head g, block of kAttentionRowBlock query rows, chunk of kAttentionKeyChunk
+// positions), one row block when q_len < kAttentionTiledMinQueries and several chunks only then. A part converts each
+// tile of its kv head once and runs every query head of the group on it, as the single call does. The chunks are
+// counted in logical positions from the first position the call sees, in steps of kAttentionKeyChunk (two of the
+// cache's 256-position tiles), so a ring and a linear cache that hold the same visible positions give identical bits,
+// and an F32 cache without window keeps giving the bits of Attention's decode path. The count and the shared size
+// depend on the shape and on the cache's length and window, never on a thread count, the scale or the stored
+// values; 0 if desc or the cache is invalid. Each part takes a workspace of AttentionCachedWorkspaceSize(desc, cache)
+// bytes. The cache must not change between the first part and AttentionCachedFinish.
+size_t AttentionCachedPartCount(const AttentionDesc& desc, const KvCache& cache) noexcept;
+size_t AttentionCachedSharedSize(const AttentionDesc& desc, const KvCache& cache) noexcept;
+// Errors: AttentionCached's in its order; kInvalidArgument also for a bad part index; kWorkspaceTooSmall for a
+// workspace or a shared buffer too small; kOverlap also for shared overlapping q, out, the storage or the workspace.
+[[nodiscard]] Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* q, const KvCache& cache,
+                                         float* out, void* shared, size_t shared_size, void* workspace,
+                                         size_t workspace_size) noexcept;
+[[nodiscard]] Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, void* shared,
+                                           size_t shared_size, float* out) noexcept;
+
 namespace scalar {
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept;
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,

@@ -296,6 +296,32 @@ Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache&
   return status;
 }
 
+size_t AttentionCachedPartCount(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  return AttentionCachedWorkspaceSize(desc, cache) != 0 && cache.length() != 0 ? 1 : 0;
+}
+
+size_t AttentionCachedSharedSize(const AttentionDesc&, const KvCache&) noexcept { return 0; }
+
+Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* q, const KvCache& cache, float* out,
+                           void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
+  (void)shared;
+  (void)shared_size;
+  internal::KvAttentionProblem p;
+  const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
+  if (status != Status::kOk) return status;
+  if (part != 0) return Status::kInvalidArgument;
+  HWY_DYNAMIC_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
+  return status;
+}
+
+Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, void* shared, size_t shared_size,
+                             float* out) noexcept {
+  (void)shared;
+  (void)shared_size;
+  if (out == nullptr) return Status::kNullPointer;
+  return AttentionCachedWorkspaceSize(desc, cache) != 0 ? Status::kOk : Status::kInvalidArgument;
+}
+
 namespace scalar {
 
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
