@@ -381,5 +381,227 @@ TEST_P(AttentionSplitTest, CApiMatchesTheSingleCall) {
   EXPECT_EQ(BitsOf(out.data(), out.size()), BitsOf(single.data(), single.size()));
 }
 
+
+// ---- The cached split.
+
+// A cache over a vector, its storage `misalign` bytes off a 64-byte boundary, filled with `length` random positions
+// (Q8: finite values only; F16: within its range), some of them non-finite when p_special > 0.
+struct SplitCache {
+  std::vector<unsigned char> bytes;
+  KvCache cache;
+  SplitCache(const KvCacheDesc& d, size_t misalign, size_t length, Rng& rng, double p_special) {
+    const size_t size = edgeattn::KvCacheStorageSize(d);
+    bytes.assign(size + 64 + misalign, 0);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(bytes.data());
+    unsigned char* storage = bytes.data() + (64 - base % 64) % 64 + misalign;
+    EXPECT_EQ(cache.Init(d, storage, size), edgeattn::Status::kOk);
+    std::vector<float> k(d.num_kv_heads * d.head_dim), v(d.num_kv_heads * d.value_dim);
+    for (size_t t = 0; t < length; ++t) {
+      for (auto* x : {&k, &v}) {
+        for (float& f : *x) {
+          f = rng.Normal();
+          if (d.type != KvType::kQ8 && rng.Bernoulli(p_special)) f = rng.Index(3) == 0 ? kNaN : rng.Index(2) ? kInf : -kInf;
+        }
+      }
+      EXPECT_EQ(cache.Append(k.data(), v.data(), 1), edgeattn::Status::kOk);
+    }
+  }
+};
+
+AttentionDesc CachedDesc(size_t q_len, const KvCacheDesc& c, size_t num_heads, MaskKind mask) {
+  AttentionDesc d;
+  d.q_len = q_len;
+  d.kv_len = 0;
+  d.head_dim = c.head_dim;
+  d.value_dim = c.value_dim;
+  d.num_heads = num_heads;
+  d.num_kv_heads = c.num_kv_heads;
+  d.mask = mask;
+  return d;
+}
+
+void ExpectCachedSplitMatches(const AttentionDesc& d, const std::vector<float>& q, const KvCache& cache, Rng& rng,
+                              const char* what) {
+  const size_t out_size = d.q_len * d.num_heads * d.value_dim;
+  const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, cache);
+  ASSERT_NE(ws_size, 0u) << what;
+  std::vector<unsigned char> ws(ws_size);
+  std::vector<float> single(out_size, 7.0f);
+  ASSERT_EQ(edgeattn::AttentionCached(d, q.data(), cache, single.data(), ws.data(), ws_size), edgeattn::Status::kOk)
+      << what;
+  const size_t count = edgeattn::AttentionCachedPartCount(d, cache);
+  const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, cache);
+  ASSERT_GE(count, 1u) << what;
+  for (const Schedule& s : Schedules(count, rng)) {
+    std::vector<float> out(out_size, -3.0f);
+    std::vector<unsigned char> shared(shared_size + 1, 0xA5);
+    void* sh = shared_size == 0 ? nullptr : shared.data() + 1;
+    ASSERT_TRUE(RunParts(s, ws_size, [&](size_t part, void* w, size_t w_size) {
+      return edgeattn::AttentionCachedPart(d, part, q.data(), cache, out.data(), sh, shared_size, w, w_size);
+    })) << what;
+    ASSERT_EQ(edgeattn::AttentionCachedFinish(d, cache, sh, shared_size, out.data()), edgeattn::Status::kOk) << what;
+    ASSERT_EQ(BitsOf(out.data(), out_size), BitsOf(single.data(), out_size))
+        << what << " q_len=" << d.q_len << " length=" << cache.length() << " window=" << cache.desc().window
+        << " heads=" << d.num_heads << "/" << cache.desc().num_kv_heads << " parts=" << count
+        << " threads=" << s.threads;
+  }
+}
+
+// Random caches (F32, F16, Q8; linear and ring), decode steps and prefill chunks, causal and not, GQA.
+TEST_P(AttentionSplitTest, CachedPartsGiveTheSingleCallsBits) {
+  Rng rng;
+  size_t cases = 0;
+  for (KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
+    for (int rep = 0; rep < 6; ++rep) {
+      const bool ring = rep % 2 == 1;
+      const size_t kv_heads = 1 + rng.Index(2), heads = kv_heads * (1 + rng.Index(3));
+      const size_t dk = 1 + rng.Index(40), dv = 1 + rng.Index(40);
+      const bool prefill = rep >= 4;
+      const size_t q_len = prefill ? 8 + rng.Index(60) : 1 + rng.Index(7);
+      const size_t length = q_len + rng.Index(1400);
+      const size_t capacity = ring ? 600 + rng.Index(200) : length + rng.Index(9);
+      const size_t window = ring ? capacity - q_len + 1 - rng.Index(100) : 0;
+      const KvCacheDesc c = [&] {
+        KvCacheDesc x;
+        x.type = type;
+        x.num_kv_heads = kv_heads;
+        x.head_dim = dk;
+        x.value_dim = dv;
+        x.capacity = capacity;
+        x.window = window;
+        return x;
+      }();
+      SplitCache tc(c, rng.Index(4), length, rng, rep == 1 ? 0.002 : 0.0);
+      std::vector<float> q(q_len * heads * dk);
+      for (float& x : q) x = rng.Normal();
+      for (MaskKind mask : {MaskKind::kCausal, MaskKind::kNone}) {
+        ExpectCachedSplitMatches(CachedDesc(q_len, c, heads, mask), q, tc.cache, rng,
+                                 type == KvType::kF32 ? "f32" : type == KvType::kF16 ? "f16" : "q8");
+        ++cases;
+      }
+    }
+  }
+  RecordProperty("cases", std::to_string(cases));
+}
+
+// A ring and a linear cache holding the same visible positions give the same bits through the split too; an F32
+// cache without window gives Attention's bits (the decode path's chunks are the cache's).
+TEST_P(AttentionSplitTest, CachedChunksAreLogicalPositions) {
+  Rng rng;
+  const size_t length = 1700, q_len = 3, heads = 4, kv_heads = 2, dk = 12, dv = 9;
+  KvCacheDesc lin;
+  lin.type = KvType::kF32;
+  lin.num_kv_heads = kv_heads;
+  lin.head_dim = dk;
+  lin.value_dim = dv;
+  lin.capacity = length;
+  lin.window = 0;
+  std::vector<float> k(length * kv_heads * dk), v(length * kv_heads * dv), q(q_len * heads * dk);
+  for (float& x : k) x = rng.Normal();
+  for (float& x : v) x = rng.Normal();
+  for (float& x : q) x = rng.Normal();
+  std::vector<unsigned char> lin_storage(edgeattn::KvCacheStorageSize(lin));
+  KvCache linear;
+  ASSERT_EQ(linear.Init(lin, lin_storage.data(), lin_storage.size()), edgeattn::Status::kOk);
+  ASSERT_EQ(linear.Append(k.data(), v.data(), length), edgeattn::Status::kOk);
+  const AttentionDesc d = CachedDesc(q_len, lin, heads, MaskKind::kCausal);
+  ExpectCachedSplitMatches(d, q, linear, rng, "linear");
+  AttentionDesc full = MakeDesc(q_len, length, dk, dv, MaskKind::kCausal, heads, kv_heads);
+  std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(full));
+  std::vector<float> direct(q_len * heads * dv), cached(q_len * heads * dv);
+  ASSERT_EQ(edgeattn::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+            edgeattn::Status::kOk);
+  std::vector<unsigned char> cws(edgeattn::AttentionCachedWorkspaceSize(d, linear));
+  ASSERT_EQ(edgeattn::AttentionCached(d, q.data(), linear, cached.data(), cws.data(), cws.size()),
+            edgeattn::Status::kOk);
+  EXPECT_EQ(BitsOf(direct.data(), direct.size()), BitsOf(cached.data(), cached.size()));
+  EXPECT_EQ(edgeattn::AttentionCachedPartCount(d, linear), edgeattn::AttentionPartCount(full) / 2);  // kv heads
+  // The last 1100 positions visible: a window of 1098 (+ q_len - 1) in a ring of 1200 that wrapped, and a linear
+  // cache truncated to hold the same positions' view through the same window.
+  KvCacheDesc rg = lin;
+  rg.capacity = 1200;
+  rg.window = 1098;
+  std::vector<unsigned char> ring_storage(edgeattn::KvCacheStorageSize(rg));
+  KvCache ring;
+  ASSERT_EQ(ring.Init(rg, ring_storage.data(), ring_storage.size()), edgeattn::Status::kOk);
+  ASSERT_EQ(ring.Append(k.data(), v.data(), length), edgeattn::Status::kOk);
+  KvCacheDesc lw = lin;
+  lw.window = 1098;
+  std::vector<unsigned char> lw_storage(edgeattn::KvCacheStorageSize(lw));
+  KvCache windowed;
+  ASSERT_EQ(windowed.Init(lw, lw_storage.data(), lw_storage.size()), edgeattn::Status::kOk);
+  ASSERT_EQ(windowed.Append(k.data(), v.data(), length), edgeattn::Status::kOk);
+  const AttentionDesc dr = CachedDesc(q_len, rg, heads, MaskKind::kCausal);
+  ExpectCachedSplitMatches(dr, q, ring, rng, "ring");
+  std::vector<float> from_ring(cached.size()), from_linear(cached.size());
+  std::vector<unsigned char> rws(edgeattn::AttentionCachedWorkspaceSize(dr, ring));
+  ASSERT_EQ(edgeattn::AttentionCached(dr, q.data(), ring, from_ring.data(), rws.data(), rws.size()),
+            edgeattn::Status::kOk);
+  std::vector<unsigned char> lws(edgeattn::AttentionCachedWorkspaceSize(dr, windowed));
+  ASSERT_EQ(edgeattn::AttentionCached(dr, q.data(), windowed, from_linear.data(), lws.data(), lws.size()),
+            edgeattn::Status::kOk);
+  EXPECT_EQ(BitsOf(from_ring.data(), from_ring.size()), BitsOf(from_linear.data(), from_linear.size()));
+  EXPECT_EQ(edgeattn::AttentionCachedPartCount(dr, ring), edgeattn::AttentionCachedPartCount(dr, windowed));
+}
+
+TEST_P(AttentionSplitTest, CachedStatusesInOrderAndNothingWritten) {
+  Rng rng;
+  KvCacheDesc c;
+  c.type = KvType::kF16;
+  c.num_kv_heads = 1;
+  c.head_dim = 8;
+  c.value_dim = 8;
+  c.capacity = 1100;
+  c.window = 0;
+  SplitCache tc(c, 0, 1100, rng, 0.0);
+  const AttentionDesc d = CachedDesc(1, c, 2, MaskKind::kCausal);
+  std::vector<float> q(2 * 8, 0.5f), out(2 * 8, 9.0f);
+  const std::vector<float> out_before = out;
+  const size_t count = edgeattn::AttentionCachedPartCount(d, tc.cache);
+  const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, tc.cache);
+  const size_t sh_size = edgeattn::AttentionCachedSharedSize(d, tc.cache);
+  ASSERT_EQ(count, 3u);
+  ASSERT_NE(sh_size, 0u);
+  std::vector<unsigned char> ws(ws_size), shared(sh_size, 0x5A);
+  const std::vector<unsigned char> shared_before = shared;
+  using edgeattn::Status;
+  const auto part = [&](const AttentionDesc& desc, size_t index, const float* qq, void* sh, size_t shs, void* w,
+                        size_t wss) {
+    return edgeattn::AttentionCachedPart(desc, index, qq, tc.cache, out.data(), sh, shs, w, wss);
+  };
+  AttentionDesc bad = d;
+  bad.kv_len = 5;  // the cache decides kv_len
+  AttentionDesc zero = d;
+  zero.q_len = 0;
+  EXPECT_EQ(part(d, count, nullptr, nullptr, 0, nullptr, 0), Status::kNullPointer);
+  EXPECT_EQ(part(zero, count, q.data(), nullptr, 0, nullptr, 0), Status::kInvalidShape);
+  EXPECT_EQ(part(bad, 0, q.data(), nullptr, 0, nullptr, 0), Status::kInvalidArgument);
+  EXPECT_EQ(part(d, count, q.data(), nullptr, 0, nullptr, 0), Status::kInvalidArgument);
+  EXPECT_EQ(part(d, 0, q.data(), shared.data(), sh_size, ws.data(), ws_size - 1), Status::kWorkspaceTooSmall);
+  EXPECT_EQ(part(d, 0, q.data(), shared.data(), sh_size - 1, ws.data(), ws_size), Status::kWorkspaceTooSmall);
+  EXPECT_EQ(part(d, 0, q.data(), nullptr, sh_size, ws.data(), ws_size), Status::kNullPointer);
+  EXPECT_EQ(part(d, 0, q.data(), out.data(), sh_size, ws.data(), ws_size), Status::kOverlap);
+  EXPECT_EQ(part(d, 0, q.data(), ws.data(), sh_size, ws.data(), ws_size), Status::kOverlap);
+  EXPECT_EQ(out, out_before);
+  EXPECT_EQ(shared, shared_before);
+  EXPECT_EQ(edgeattn::AttentionCachedFinish(d, tc.cache, shared.data(), sh_size, nullptr), Status::kNullPointer);
+  EXPECT_EQ(edgeattn::AttentionCachedFinish(zero, tc.cache, shared.data(), sh_size, out.data()), Status::kInvalidShape);
+  EXPECT_EQ(edgeattn::AttentionCachedFinish(bad, tc.cache, shared.data(), sh_size, out.data()),
+            Status::kInvalidArgument);
+  EXPECT_EQ(edgeattn::AttentionCachedFinish(d, tc.cache, shared.data(), sh_size - 1, out.data()),
+            Status::kWorkspaceTooSmall);
+  EXPECT_EQ(edgeattn::AttentionCachedFinish(d, tc.cache, out.data(), sh_size, out.data()), Status::kOverlap);
+  EXPECT_EQ(out, out_before);
+  EXPECT_EQ(edgeattn::AttentionCachedPartCount(zero, tc.cache), 0u);
+  EXPECT_EQ(edgeattn::AttentionCachedSharedSize(bad, tc.cache), 0u);
+  EXPECT_EQ(edgeattn_attention_cached_part_count(nullptr, nullptr), 0u);
+  EXPECT_EQ(edgeattn_attention_cached_finish(nullptr, nullptr, nullptr, 0, out.data()), EDGEATTN_ERROR_NULL_POINTER);
+  // The count follows the visible positions, not the scale or the stored values.
+  AttentionDesc scaled = d;
+  scaled.scale = 0.3f;
+  EXPECT_EQ(edgeattn::AttentionCachedPartCount(scaled, tc.cache), count);
+  EXPECT_EQ(edgeattn::AttentionCachedSharedSize(scaled, tc.cache), sh_size);
+}
+
 }  // namespace
 }  // namespace edgeattn_test

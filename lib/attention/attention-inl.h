@@ -109,7 +109,8 @@ inline void AttentionPartForward(const internal::AttentionProblem& p, size_t par
 inline void AttentionFinishForward(const internal::AttentionProblem& p, float* shared, float* out) {
   const size_t chunks = internal::KeyChunks(p.q_len, p.kv_len, p.mask != nullptr);
   if (chunks <= 1) return;
-  DecodeFinishChunks(p, internal::MakeSharedLayout(p.num_heads * p.q_len, chunks, p.value_dim), shared, out);
+  DecodeFinishChunks(p.num_heads, p.q_len, p.value_dim,
+                     internal::MakeSharedLayout(p.num_heads * p.q_len, chunks, p.value_dim), shared, out);
 }
 
 inline void AttentionWeightsForward(const internal::AttentionProblem& p, const float* q, const float* k,

@@ -481,19 +481,20 @@ inline void DecodeChunkPart(const internal::AttentionProblem& p, const float* q,
 }
 
 // AttentionFinish of a chunked shape: each row's partials combined in chunk order, then finished.
-inline void DecodeFinishChunks(const internal::AttentionProblem& p, const internal::SharedLayout& layout, float* shared,
-                               float* out) {
+// (Also AttentionCachedFinish's: out [q_len][num_heads][value_dim], shared rows h * q_len + i.)
+inline void DecodeFinishChunks(size_t num_heads, size_t q_len, size_t value_dim, const internal::SharedLayout& layout,
+                               float* shared, float* out) {
   const hn::ScalableTag<float> d;
-  for (size_t h = 0; h < p.num_heads; ++h) {
-    for (size_t i = 0; i < p.q_len; ++i) {
-      const size_t row = h * p.q_len + i;
-      float* out_row = out + (i * p.num_heads + h) * p.value_dim;
+  for (size_t h = 0; h < num_heads; ++h) {
+    for (size_t i = 0; i < q_len; ++i) {
+      const size_t row = h * q_len + i;
+      float* out_row = out + (i * num_heads + h) * value_dim;
       DecodePartial st = LoadPartial(internal::PartialHeader(layout, shared, row, 0));
       for (size_t c = 1; c < layout.chunks; ++c) {
         const DecodePartial part = LoadPartial(internal::PartialHeader(layout, shared, row, c));
-        DecodeCombine(d, st, out_row, part, internal::PartialRow(layout, shared, row, c), p.value_dim);
+        DecodeCombine(d, st, out_row, part, internal::PartialRow(layout, shared, row, c), value_dim);
       }
-      DecodeFinishRow(d, st, out_row, p.value_dim);
+      DecodeFinishRow(d, st, out_row, value_dim);
     }
   }
 }
