@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,7 @@ def run_suite(binary, mode, out_dir, regex):
         # The other CPUs' load while the process runs (a compile or a second benchmark on a vCPU that shares the
         # physical core halves the FMA peak): /proc/stat sampled every LOAD_SAMPLE_SECONDS, judged by load_warnings.
         samples = []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         with open(out_dir / f"benchmark-process{tag}.log", "w") as log:
             run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
             while True:
@@ -127,8 +129,10 @@ def run_suite(binary, mode, out_dir, regex):
             samples.append({"seconds": time.monotonic(), "cpus": read_proc_stat()})
         if run.returncode:
             raise subprocess.CalledProcessError(run.returncode, cmd)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the process's CPU time, its threads together
+        own = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         load.append({"process": index + 1, "cpu": ",".join(f"cpu{c}" for c in pinned) if pinned else None,
-                     "samples": samples})
+                     "samples": samples, "own_jiffies": own * os.sysconf("SC_CLK_TCK")})
         data = json.loads(raw.read_text())
         if merged is None:
             merged = data
@@ -284,8 +288,10 @@ def load_warnings(load):
     """Warnings when the machine was not quiet while the suite ran, from the /proc/stat samples run_suite
     recorded (context "edgeattn_cpu_load": per process, the CPU the benchmark was pinned to and the samples).
     Per process: each other CPU's busy jiffies over all its jiffies between the first and the last sample, and the
-    steal share of the benchmark's own CPU, each against QUIET_SHARE. Returns (warnings, notes): notes say what
-    could not be checked."""
+    steal share of the benchmark's own CPU, each against QUIET_SHARE. A process pinned to several CPUs (the work
+    split's) shares them with nothing it could tell apart by CPU: there, the busy jiffies of its CPUs that were not
+    its own ("own_jiffies": the process's CPU time, its threads together) count against QUIET_SHARE of those CPUs'
+    time. Returns (warnings, notes): notes say what could not be checked."""
     if not load:
         return [], ["load not recorded (results not produced by report.py --binary)"]
     warnings, notes = [], []
@@ -299,6 +305,17 @@ def load_warnings(load):
             notes.append(f"process {record['process']}: fewer than two load samples")
             continue
         first, last = samples[0]["cpus"], samples[-1]["cpus"]
+        if len(owned) > 1:
+            spans = [[b - a for a, b in zip(first[c], last[c])] for c in owned if c in first and c in last]
+            total = sum(sum(span) for span in spans)
+            if record.get("own_jiffies") is not None and total > 0:
+                others = sum(span[0] for span in spans) - record["own_jiffies"]
+                if others / total > QUIET_SHARE:
+                    warnings.append(f"process {record['process']}: other processes were busy {100.0 * others / total:.0f}%"
+                                    f" of {own}, the benchmark's CPUs")
+            else:
+                notes.append(f"process {record['process']}: its own CPU time not recorded, the load on its CPUs "
+                             "not checked")
         for cpu in sorted(last, key=lambda c: int(c[3:])):
             if cpu not in first:
                 continue
@@ -444,7 +461,8 @@ def print_table(context, lim, rows, machine):
     for w in machine["calibration_warnings"]:
         print(f"WARNING: {w}")
     if machine["load_warnings"]:
-        print(f"WARNING: the machine was not quiet (another CPU busy, or steal time, above "
+        print(f"WARNING: the machine was not quiet (another CPU busy, other processes on the split cases' CPUs, or steal "
+              f"time, above "
               f"{100 * QUIET_SHARE:.0f}% of a process's run); times, limits and even paired ratios move with it:")
         for w in machine["load_warnings"]:
             print(f"  {w}")

@@ -178,10 +178,13 @@ def check_split(failures):
         failures.append(f"split rows {got}, expected {want}")
     check(failures, "split single time", {r["case"]: r for r in split}["split/prefill/L=256,d=64"]["single_s"], 10e-6)
     check(failures, "wake-up round trip", wakeup, 2e-6)
+    # Pinned to two CPUs, 100 jiffies busy per step on them: all its own (quiet), or 40 of them another process's.
     two = proc_stat_samples("cpu0,cpu1", {"cpu0": [50, 0, 0], "cpu1": [50, 0, 0]})
-    warnings, notes = report.load_warnings([two])
-    if warnings or notes:
-        failures.append(f"load of a process pinned to two CPUs: warnings {warnings}, notes {notes}")
+    for own_per_step, want in ((100, []), (60, ["other processes were busy 40% of cpu0,cpu1"])):
+        two["own_jiffies"] = own_per_step * (len(two["samples"]) - 1)
+        warnings, notes = report.load_warnings([two])
+        if len(warnings) != len(want) or any(w not in got for w, got in zip(want, warnings)) or notes:
+            failures.append(f"load of a process pinned to two CPUs: warnings {warnings}, notes {notes}; expected {want}")
 
 
 def main():
