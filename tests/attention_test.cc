@@ -148,15 +148,18 @@ TEST_P(AttentionTest, ModelSizedShapes) {
 TEST_P(AttentionTest, RelativeL2ErrorPerRowOnRandomData) {
   Rng rng;
   double worst = 0, worst_vs_out = 0;
-  for (size_t l : {4, 64, 512}) {
+  // The last two: decode rows in 4 and 8 key chunks (attention.h, the work split), 2 queries each.
+  for (size_t l : {4, 64, 512, 1537, 4096}) {
     for (size_t dim : {8, 64, 128}) {
-      const AttentionDesc d = MakeDesc(l, l, dim, dim, l == 64 ? MaskKind::kCausal : MaskKind::kNone);
+      if (l > 512 && dim != (l == 1537 ? 64 : 8)) continue;  // one width each: K and V under 1 MiB (4 MiB boards)
+      const size_t lq = l > 512 ? 2 : l;
+      const AttentionDesc d = MakeDesc(lq, l, dim, dim, l == 64 ? MaskKind::kCausal : MaskKind::kNone);
       Problem p(d, 0);
       p.Randomize(rng);
-      std::vector<float> out(l * dim);
+      std::vector<float> out(lq * dim);
       std::vector<unsigned char> ws(api().attention_workspace_size(d));
       ASSERT_EQ(api().attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data(), ws.size()), Status::kOk);
-      for (size_t i = 0; i < l; ++i) {
+      for (size_t i = 0; i < lq; ++i) {
         const RefAttentionRow ref = RefAttention(d, p.q.data(), p.k.data(), p.v.data(), i, 0);
         double err = 0, norm = 0, size = 0;
         for (size_t c = 0; c < dim; ++c) {
@@ -607,6 +610,11 @@ TEST_P(AttentionTest, FixedShapesMatchTheRuntimeApi) {
     CheckFixedMatchesRuntime<decltype(tiled), 12, 12, 8, 8, 1, 1>(IsScalarPath(), rng, tiled, with_mask);
     static edgeattn::FixedAttention<1, 33, 64, 64, 2, 1> decode;
     CheckFixedMatchesRuntime<decltype(decode), 1, 33, 64, 64, 2, 1>(IsScalarPath(), rng, decode, with_mask);
+    // Two key chunks: the workspace holds the chunk's partial row too (AttentionWorkspaceBytes' value_dim).
+    static edgeattn::FixedAttention<2, 600, 8, 12, 2, 1> chunked;
+    static_assert(decltype(chunked)::kWorkspaceBytes == (600 + 12) * sizeof(float) + edgeattn::kWorkspaceAlignment,
+                  "chunked decode workspace");
+    CheckFixedMatchesRuntime<decltype(chunked), 2, 600, 8, 12, 2, 1>(IsScalarPath(), rng, chunked, with_mask);
   }
 }
 

@@ -245,7 +245,10 @@ struct Shape {
   size_t q_len, kv_len, head_dim;
   bool additive_mask;
 };
-const Shape kShapes[] = {{2, 3, 8, false}, {3, 12, 8, false}, {2, 40, 16, false}, {20, 37, 16, false}, {5, 20, 8, true}};
+// The last: a decode shape in three key chunks (attention.h, the work split), whose single call runs the chunks and
+// their combine in every environment.
+const Shape kShapes[] = {{2, 3, 8, false},   {3, 12, 8, false}, {2, 40, 16, false},
+                         {20, 37, 16, false}, {5, 20, 8, true},  {2, 1100, 8, false}};
 
 struct AttentionCase {
   edgeattn::AttentionDesc desc;
@@ -358,6 +361,87 @@ TEST_P(FpEnvTest, AttentionErrorBoundHoldsInEveryEnvironment) {
     }
     std::printf("fp-env attention %-20s max error / bound %.3f\n", env.Name().c_str(), worst);
     EXPECT_LE(worst, 1.0) << env.Name();
+  }
+}
+
+// The work split in every environment: the parts and finish, run in the environment of the single call, give its
+// bits (special rows included: the one-hot, NaN and +inf rows above), for Attention and for AttentionCached (an F32
+// cache, a decode step over three chunks and a prefill over row blocks).
+TEST_P(FpEnvTest, SplitGivesTheSingleCallsBitsInEveryEnvironment) {
+  if (IsScalarPath()) GTEST_SKIP() << "the work split runs the dispatched SIMD path";
+  Rng rng;
+  const Shape shapes[] = {{2, 1100, 8, false}, {40, 37, 16, false}, {5, 20, 8, true}, {3, 12, 8, false}};
+  for (const FpEnv& env : Environments()) {
+    for (const Shape& s : shapes) {
+      AttentionCase c(s);
+      c.desc.mask = edgeattn::MaskKind::kCausal;
+      for (float& x : c.q) x = rng.Normal();
+      for (float& x : c.k) x = rng.Normal();
+      for (float& x : c.v) x = rng.Normal();
+      for (float& x : c.mask) x = rng.Bernoulli(0.2) ? -kInf : rng.Normal();
+      c.q[rng.Index(c.q.size())] = rng.Bernoulli(0.5) ? kNaN : kInf;  // one special row
+      const size_t out_size = s.q_len * s.head_dim;
+      std::vector<float> single(out_size, 7.0f), split(out_size, 5.0f);
+      std::vector<float> work(edgeattn::AttentionWorkspaceSize(c.desc) / sizeof(float) + 1);
+      std::vector<float> shared(edgeattn::AttentionSharedSize(c.desc) / sizeof(float) + 1);
+      const size_t parts = edgeattn::AttentionPartCount(c.desc);
+      RunIn(env, "Attention split", [&] {
+        EXPECT_EQ(edgeattn::Attention(c.desc, c.q.data(), c.k.data(), c.v.data(), single.data(), work.data(),
+                                      work.size() * sizeof(float)),
+                  Status::kOk);
+        for (size_t part = parts; part-- > 0;) {
+          EXPECT_EQ(edgeattn::AttentionPart(c.desc, part, c.q.data(), c.k.data(), c.v.data(), split.data(),
+                                            shared.data(), shared.size() * sizeof(float), work.data(),
+                                            work.size() * sizeof(float)),
+                    Status::kOk);
+        }
+        EXPECT_EQ(edgeattn::AttentionFinish(c.desc, shared.data(), shared.size() * sizeof(float), split.data()),
+                  Status::kOk);
+      });
+      for (size_t t = 0; t < out_size; ++t) {
+        ASSERT_EQ(Bits(split[t]), Bits(single[t])) << s.q_len << "x" << s.kv_len << " element " << t << " under "
+                                                   << env.Name();
+      }
+    }
+    // The cached split: an F32 cache of 1100 positions, a decode step of 2 queries (3 chunks) and 9 (row blocks).
+    edgeattn::KvCacheDesc cd;
+    cd.type = edgeattn::KvType::kF32;
+    cd.num_kv_heads = 1;
+    cd.head_dim = 8;
+    cd.value_dim = 8;
+    cd.capacity = 1100;
+    cd.window = 0;
+    std::vector<unsigned char> storage(edgeattn::KvCacheStorageSize(cd));
+    edgeattn::KvCache cache;
+    ASSERT_EQ(cache.Init(cd, storage.data(), storage.size()), Status::kOk);
+    std::vector<float> k(1100 * 8), v(1100 * 8);
+    for (float& x : k) x = rng.Normal();
+    for (float& x : v) x = rng.Normal();
+    k[rng.Index(k.size())] = kInf;
+    ASSERT_EQ(cache.Append(k.data(), v.data(), 1100), Status::kOk);
+    for (size_t q_len : {2, 9}) {
+      edgeattn::AttentionDesc d = MakeDesc(q_len, 0, 8, 8, edgeattn::MaskKind::kCausal, 2, 1);
+      std::vector<float> q(q_len * 2 * 8), single(q_len * 2 * 8, 7.0f), split(q_len * 2 * 8, 5.0f);
+      for (float& x : q) x = rng.Normal();
+      std::vector<float> work(edgeattn::AttentionCachedWorkspaceSize(d, cache) / sizeof(float) + 1);
+      std::vector<float> shared(edgeattn::AttentionCachedSharedSize(d, cache) / sizeof(float) + 1);
+      const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
+      RunIn(env, "AttentionCached split", [&] {
+        EXPECT_EQ(edgeattn::AttentionCached(d, q.data(), cache, single.data(), work.data(), work.size() * 4),
+                  Status::kOk);
+        for (size_t part = 0; part < parts; ++part) {
+          EXPECT_EQ(edgeattn::AttentionCachedPart(d, part, q.data(), cache, split.data(), shared.data(),
+                                                  shared.size() * 4, work.data(), work.size() * 4),
+                    Status::kOk);
+        }
+        EXPECT_EQ(edgeattn::AttentionCachedFinish(d, cache, shared.data(), shared.size() * 4, split.data()),
+                  Status::kOk);
+      });
+      for (size_t t = 0; t < single.size(); ++t) {
+        ASSERT_EQ(Bits(split[t]), Bits(single[t])) << "cached q_len " << q_len << " element " << t << " under "
+                                                   << env.Name();
+      }
+    }
   }
 }
 

@@ -55,8 +55,13 @@ constexpr size_t kWorkspaceAlignment = 64;
 //    workspace depends on the block and the head width, not on L;
 //  - decode: otherwise (fewer than kAttentionTiledMinQueries queries, or kv_len >= 2^24; decoding against a KV
 //    cache): each query row streams its visible keys once, in tiles of 256 keys (their scores in the workspace,
-//    an online softmax across tiles, P V of the tile into the output row).
-// A row whose scores hold a NaN or an infinity is finished by its path with the softmax rules (softmax.h).
+//    an online softmax across tiles, P V of the tile into the output row). With more than kAttentionKeyChunk
+//    keys (and fewer than kAttentionTiledMinQueries queries) a row's keys run in chunks of kAttentionKeyChunk:
+//    each chunk's online softmax gives a partial result (its max, its sum, its P V row; a NaN flag and the count
+//    and V sum of its +inf scores), and the partials are combined in chunk order (the work split's parts compute
+//    the same chunks; see AttentionPartCount).
+// A row whose scores hold a NaN or an infinity is finished by its path with the softmax rules (softmax.h): the
+// small paths and the tiled path recompute it, the decode path carries the rules through its chunk partials.
 constexpr size_t kAttentionTiledMinQueries = 8;
 
 // The work split's grid (AttentionPartCount): query rows in blocks of kAttentionRowBlock (a multiple of every
@@ -121,15 +126,18 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // to first order in u. The first term is the conditioning of softmax (score errors move weight between keys,
 // which matters as far as v_j differs from the output); the second is rounding of the weights and of the
 // weighted sum. The row path sums keys in blocks of 32, the tiled path in tiles of 64 keys and the decode path
-// in tiles of 256; their online softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per
-// tile (at most |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
+// in tiles of 256 within chunks of 512 keys, the chunks' partial sums then combined in order; their online
+// softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per tile or chunk boundary (at most
+// |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
 // widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when
 // nothing cancels), is at most about 2e-7 on the row path and 5e-7 on the tiled path; the tests assert 1e-6.
 // The bound assumes rounding to nearest and holds with flush-to-zero on; under a directed rounding mode it
 // holds with u = 2^-23 and eta = 2^-20 on every path: the SIMD path reads the rounding mode once per call and,
 // when it is not to nearest, runs every shape on the row path (whose softmax steps its exp's range reduction
 // to nearest; the small, decode and tiled loops keep the default environment's instructions, which round it
-// in the caller's mode). AttentionWeights is the row path. Masked rows, NaN rows and one-hot rows are exact in
+// in the caller's mode), except shapes with several key chunks, which run their chunks with the decode path's
+// steps and an exp that steps its reduction to nearest, so that the work split's parts can match the single
+// call in any one mode. AttentionWeights is the row path. Masked rows, NaN rows and one-hot rows are exact in
 // every mode.
 // Errors: kNullPointer, kInvalidShape (a zero size; a byte count overflows), kInvalidArgument (scale negative
 // or not finite; num_kv_heads does not divide num_heads; mask kind unknown), kWorkspaceTooSmall, kOverlap.

@@ -70,8 +70,9 @@ const char* edgeattn_simd_target(void);
 const char* edgeattn_status_string(edgeattn_status status);
 
 /* Bytes of workspace edgeattn_attention needs for this descriptor; 0 if none is needed or desc is invalid
-   (then edgeattn_attention reports why). The size depends on q_len, kv_len and head_dim (attention.h's
-   AttentionWorkspaceBytes); callers must not rely on more than that. */
+   (then edgeattn_attention reports why). The size depends on q_len, kv_len, head_dim and value_dim (attention.h's
+   AttentionWorkspaceBytes; value_dim only for decode shapes in key chunks); callers must not rely on more than
+   that. */
 size_t edgeattn_attention_workspace_size(const edgeattn_attention_desc* desc);
 
 /* out = softmax(q k^T * scale + mask) v for every query head, with masked keys skipped.

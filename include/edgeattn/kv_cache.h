@@ -203,14 +203,20 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // bits on the same K and V. The SIMD path: per KV head, the positions the call sees, in tiles of 256 logical
 // positions from the first of them, converted to f32 once per tile (F32 read in place where the tile does not wrap
 // and the storage is 4-byte aligned) and run through Attention's decode-path steps (scores, online softmax, P V)
-// for every query row and query head of the group: GQA reads each K/V head once per group. For fewer than
+// for every query row and query head of the group: GQA reads each K/V head once per group. With fewer than
+// kAttentionTiledMinQueries queries and more than kAttentionKeyChunk visible positions, the positions run in key
+// chunks of kAttentionKeyChunk from the first visible one, whose partial results are combined in chunk order as on
+// Attention's decode path (the work split's parts compute the same chunks). For fewer than
 // kAttentionTiledMinQueries queries on an F32 cache without window this gives the bits of Attention's decode path
-// (taken for more than one vector of keys); larger chunks stay within attention.h's bound.
+// (taken for more than one vector of keys) on rows whose scores are finite; larger chunks stay within attention.h's
+// bound.
 // Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
 // that hold the same visible positions give bit-identical outputs for the same queries. A query whose scores hold
 // a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a
-// query does not see never reaches its row. Under a directed rounding mode the SIMD path runs the scalar path's
-// kernels (as Attention runs its row path) and attention.h's directed-mode bound holds; F16 storage is integer code
+// query does not see never reaches its row (with key chunks the rules are carried by the chunks' partial results).
+// Under a directed rounding mode the SIMD path runs the scalar path's kernels (as Attention runs its row path;
+// calls in key chunks run every chunk position by position with an exp that steps its reduction to nearest) and
+// attention.h's directed-mode bound holds; F16 storage is integer code
 // (the same bits in every mode), Q8's divisions round in the caller's mode (its integer rounding does not).
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;

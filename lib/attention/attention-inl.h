@@ -15,7 +15,7 @@
 #include "lib/attention/attention_driver.h"
 #include "lib/attention/attention_path.h"
 #include "lib/attention/attention_split.h"
-#include "lib/attention/decode-inl.h"
+#include "lib/attention/decode_chunks-inl.h"
 #include "lib/attention/packed_small-inl.h"
 #include "lib/attention/row-inl.h"
 #include "lib/attention/small-inl.h"
@@ -49,7 +49,8 @@ inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem&
 // Why this is safe: the path is fixed by the shape before anything is written, and every path completes the call
 // on its own. A row (packed_small: a block of rows) whose scores hold a NaN or an infinity is finished inside
 // its path, before its output is stored, by a per-row kernel that follows the softmax rules (the small paths:
-// the row path's kernels, RowPathRow; tiled and decode: FallbackRow). No path writes part of `out` and then
+// the row path's kernels, RowPathRow; tiled: FallbackRow; decode: its chunk partials carry the rules, see
+// decode-inl.h, DecodePartial). No path writes part of `out` and then
 // hands the call to another, so `out` may hold anything on entry (it never aliases an input).
 //
 // The caller's floating-point environment: under a directed rounding mode the exp inside the small, packed_small,

@@ -10,7 +10,8 @@
 // not once per query head, and a decode step (q_len < kAttentionTiledMinQueries) on an F32 cache without window
 // gives the bits of Attention's decode path on the same K and V. An F32 tile that does not wrap around the ring
 // and sits at a 4-byte aligned address is read in place. A row whose scores are not all finite is recomputed by
-// the scalar path's row kernels (softmax.h's rules), as the decode path hands such rows to its fallback.
+// the scalar path's row kernels (softmax.h's rules); with key chunks (below) only its chunk is redone, position by
+// position, and the rules ride on the chunk's partial result.
 
 #if defined(EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_
@@ -25,6 +26,7 @@
 #include "hwy/highway.h"
 #include "lib/attention/attention_split.h"
 #include "lib/attention/decode-inl.h"
+#include "lib/attention/decode_chunks-inl.h"
 #include "lib/common/fp_env.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"

@@ -39,7 +39,8 @@ Status ExpectedStatus(const AttentionDesc& d, size_t workspace_size, bool with_w
   if (d.num_heads % kv_heads != 0) return Status::kInvalidArgument;
   if (!(d.scale >= 0.0f) || std::isinf(d.scale)) return Status::kInvalidArgument;
   if (d.mask != MaskKind::kNone && d.mask != MaskKind::kCausal) return Status::kInvalidArgument;
-  if (with_workspace && workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim)) {
+  if (with_workspace &&
+      workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim)) {
     return Status::kWorkspaceTooSmall;
   }
   return Status::kOk;
