@@ -194,6 +194,11 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
   std::vector<unsigned char> ckv_storage(edgeattn_kv_cache_storage_size(&ckvd));
   edgeattn_kv_cache ckv;
   edgeattn_attention_desc ckv_desc = {1, 0, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, nullptr};
+  // The work split: a decode step in two key chunks (shared partials) and the prefill above by row blocks.
+  edgeattn_attention_desc split_desc = {1, 600, 16, 24, 4, 2, 0.0f, EDGEATTN_MASK_CAUSAL, nullptr};
+  std::vector<float> split_k(600 * 2 * 16, 0.2f), split_v(600 * 2 * 24, 0.3f);
+  std::vector<unsigned char> split_ws(edgeattn_attention_workspace_size(&split_desc));
+  std::vector<unsigned char> split_shared(edgeattn_attention_shared_size(&split_desc));
 
   const long calls = AllocationsDuring([&] {
     const Api& p = api();
@@ -269,6 +274,20 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       (void)edgeattn_kv_cache_truncate(&ckv, 8);
       (void)edgeattn_attention_cached(&ckv_desc, q.data(), &ckv, o.data(), kv_ws.data(), kv_ws.size());
       (void)edgeattn_attention_cached_workspace_size(&ckv_desc, &ckv);
+      for (size_t part = 0; part < edgeattn_attention_part_count(&split_desc); ++part) {
+        (void)edgeattn_attention_part(&split_desc, part, q.data(), split_k.data(), split_v.data(), o.data(),
+                                      split_shared.data(), split_shared.size(), split_ws.data(), split_ws.size());
+      }
+      (void)edgeattn_attention_finish(&split_desc, split_shared.data(), split_shared.size(), o.data());
+      (void)edgeattn_attention_shared_size(&cd);
+      (void)edgeattn_attention_part(&cd, 0, q.data(), k.data(), v.data(), o.data(), nullptr, 0, ws.data(), ws.size());
+      (void)edgeattn_attention_finish(&cd, nullptr, 0, o.data());
+      for (size_t part = 0; part < edgeattn_attention_cached_part_count(&ckv_desc, &ckv); ++part) {
+        (void)edgeattn_attention_cached_part(&ckv_desc, part, q.data(), &ckv, o.data(), nullptr, 0, kv_ws.data(),
+                                             kv_ws.size());
+      }
+      (void)edgeattn_attention_cached_shared_size(&ckv_desc, &ckv);
+      (void)edgeattn_attention_cached_finish(&ckv_desc, &ckv, nullptr, 0, o.data());
     }
   });
   EXPECT_EQ(calls, 0) << "a kernel call allocated or freed memory on " << TargetName(GetParam());

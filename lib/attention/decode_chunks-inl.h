@@ -30,7 +30,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // (one chunk when the shape has one: kv_len <= kAttentionKeyChunk, or several queries); each chunk gives a partial
 // result, the online softmax's state over its keys, and the partials are combined in chunk order by one function,
 // DecodeCombine, which the single call and AttentionFinish both run. So the single call and the parts give the
-// same bits, and with one chunk the row is today's decode row (DecodeChunk's tiles, then the division).
+// same bits, and with one chunk the row is the decode row of 0.2.0 (DecodeChunk's tiles, then the division).
 static_assert(kAttentionKeyChunk % kDecodeTile == 0, "a key chunk is whole decode tiles");
 
 // A row's partial result over one chunk of keys; the chunk's output row (acc) lives elsewhere: chunk 0's in the

@@ -134,9 +134,10 @@ struct KvRows {
 
 // Rows [rows.i_begin, rows.i_end) of kv head g over the positions [cb, ce) of their chunk: each tile converted once,
 // then for every row and head of the group the decode steps (scores, tile max, online softmax, P V into
-// acc_of(i, r)); a row that meets a non-finite score is marked (m = NaN) and skipped.
+// acc_of(i, r)); a row that meets a non-finite score is marked (m = NaN) and skipped. Not inlined: its frame is off
+// the stack when a caller then runs a row's scalar fallback (Cortex-M: the documented 1 KiB worst case).
 template <class D, class AccOf>
-HWY_INLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g, const KvRows& rows,
+HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g, const KvRows& rows,
                              size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
   const internal::KvLayout& l = p.layout;
   const size_t dk = l.head_dim, dv = l.value_dim;
@@ -264,8 +265,9 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
 }
 
 // One chunk (the whole span) for rows [i_begin, i_end) of kv head g: the decode steps, rows with a non-finite score
-// recomputed by the scalar path's row kernels (softmax.h's rules), the others divided by their sums.
-inline void KvOneChunkRows(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
+// recomputed by the scalar path's row kernels (softmax.h's rules), the others divided by their sums. Not inlined
+// (nor KvChunkedHead): their frames stay out of the entry point's, for the Cortex-M stack budget.
+HWY_NOINLINE void KvOneChunkRows(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
                            size_t i_begin, size_t i_end) {
   const hn::ScalableTag<float> d;
   const size_t dv = p.layout.value_dim;
@@ -291,7 +293,7 @@ inline void KvOneChunkRows(const internal::KvAttentionProblem& p, const float* q
 
 // Kv head g of a chunked call: chunk 0 into the output rows, each later chunk into the workspace's partial rows and
 // combined, then every row finished.
-inline void KvChunkedHead(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
+HWY_NOINLINE void KvChunkedHead(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
                           bool to_nearest) {
   const hn::ScalableTag<float> d;
   const size_t dv = p.layout.value_dim;
@@ -340,6 +342,11 @@ inline void KvChunkedHead(const internal::KvAttentionProblem& p, const float* q,
   }
 }
 
+// The scalar path's rows out of line: inlined, its frame would add to the SIMD rows' (Cortex-M stack budget).
+HWY_NOINLINE void KvAttentionScalarRows(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  internal::KvAttentionScalar(p, q, out, ws);
+}
+
 inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
   const KvSpan sp = KvSpanOf(p);
   const bool to_nearest = internal::RoundsToNearest();
@@ -349,39 +356,32 @@ inline void KvAttentionForward(const internal::KvAttentionProblem& p, const floa
   }
   // Under a directed rounding mode the decode steps' exp rounds its range reduction in that mode (attention.h):
   // as Attention does, such calls take the scalar row kernels, whose softmax steps it to nearest.
-  if (HWY_UNLIKELY(!to_nearest)) return internal::KvAttentionScalar(p, q, out, ws);
+  if (HWY_UNLIKELY(!to_nearest)) return KvAttentionScalarRows(p, q, out, ws);
   for (size_t g = 0; g < p.layout.heads; ++g) KvOneChunkRows(p, q, out, ws, g, 0, p.q_len);
 }
 
-// Part `part` of the cached call's split (attention_split.h over kv heads): rows of a row block of kv head g, or
-// chunk c of kv head g (its partials into shared, chunk 0's rows into out).
-inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
-                                   float* shared, float* ws) {
+// Rows [i_begin, i_end) of kv head g's query heads on the scalar path (a row block under a directed mode).
+HWY_NOINLINE void KvScalarBlockRows(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws,
+                                    size_t g, size_t i_begin, size_t i_end) {
+  float* region = ws + internal::KvStateFloats(p.q_len, p.group);
+  for (size_t i = i_begin; i < i_end; ++i) {
+    for (size_t r = 0; r < p.group; ++r) internal::KvAttentionRowScalar(p, q, out, i, g * p.group + r, region);
+  }
+}
+
+// Chunk c of kv head g: every row's partial over the chunk into shared (chunk 0's rows into out). Not inlined: its
+// frame stays off the row-block parts' path to the scalar fallback (Cortex-M stack budget).
+HWY_NOINLINE void KvChunkPart(const internal::KvAttentionProblem& p, const float* q, float* out, float* shared, float* ws,
+                              size_t g, size_t c, size_t chunks, bool to_nearest) {
   const hn::ScalableTag<float> d;
   const KvSpan sp = KvSpanOf(p);
-  const internal::PartGrid grid =
-      internal::MakePartGrid(p.layout.heads, p.q_len, sp.last_hi - sp.first_lo, false, p.causal);
-  const internal::PartCoords pc = internal::PartOf(grid, part);
-  const size_t g = pc.head;
-  const bool to_nearest = internal::RoundsToNearest();
   const size_t dv = p.layout.value_dim;
-  if (grid.chunks == 1) {
-    if (HWY_UNLIKELY(!to_nearest)) {
-      float* region = ws + internal::KvStateFloats(p.q_len, p.group);
-      for (size_t i = pc.i_begin; i < pc.i_end; ++i) {
-        for (size_t r = 0; r < p.group; ++r) internal::KvAttentionRowScalar(p, q, out, i, g * p.group + r, region);
-      }
-      return;
-    }
-    return KvOneChunkRows(p, q, out, ws, g, pc.i_begin, pc.i_end);
-  }
-  const internal::SharedLayout layout = internal::MakeSharedLayout(p.num_heads * p.q_len, grid.chunks, dv);
+  const internal::SharedLayout layout = internal::MakeSharedLayout(p.num_heads * p.q_len, chunks, dv);
   const size_t n_state = p.q_len * p.group;
   const KvRows rows{ws, ws + n_state, 0, p.q_len};
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   size_t cb, ce;
-  KvChunkBounds(sp, pc.chunk, &cb, &ce);
-  const size_t c = pc.chunk;
+  KvChunkBounds(sp, c, &cb, &ce);
   const auto acc_row = [&](size_t i, size_t r) {
     const size_t h = g * p.group + r;
     return c == 0 ? out + (i * p.num_heads + h) * dv : internal::PartialRow(layout, shared, h * p.q_len + i, c);
@@ -399,6 +399,21 @@ inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t
       StorePartial(part_result, internal::PartialHeader(layout, shared, h * p.q_len + i, c));
     }
   }
+}
+
+// Part `part` of the cached call's split (attention_split.h over kv heads): rows of a row block of kv head g, or
+// chunk c of kv head g (its partials into shared, chunk 0's rows into out).
+inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                   float* shared, float* ws) {
+  const KvSpan sp = KvSpanOf(p);
+  const internal::PartGrid grid =
+      internal::MakePartGrid(p.layout.heads, p.q_len, sp.last_hi - sp.first_lo, false, p.causal);
+  const internal::PartCoords pc = internal::PartOf(grid, part);
+  const size_t g = pc.head;
+  const bool to_nearest = internal::RoundsToNearest();
+  if (grid.chunks > 1) return KvChunkPart(p, q, out, shared, ws, g, pc.chunk, grid.chunks, to_nearest);
+  if (HWY_UNLIKELY(!to_nearest)) return KvScalarBlockRows(p, q, out, ws, g, pc.i_begin, pc.i_end);
+  KvOneChunkRows(p, q, out, ws, g, pc.i_begin, pc.i_end);
 }
 
 inline void KvAttentionFinishForward(const internal::KvAttentionProblem& p, float* shared, float* out) {

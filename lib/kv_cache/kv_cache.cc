@@ -285,9 +285,11 @@ struct SplitArgs {
   size_t shared_size;
 };
 
-Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
-                   const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p,
-                   const SplitArgs* split = nullptr) {
+// Not inlined: its locals (the split's grid and layout, the byte ranges) leave the stack before the kernels run
+// (Cortex-M: the documented 1 KiB worst case).
+HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
+                                const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p,
+                                const SplitArgs* split = nullptr) {
   const internal::KvCacheState& s = cache.state();
   if (q == nullptr || out == nullptr || s.storage == nullptr) return Status::kNullPointer;
   Status status = CheckCachedProblem(desc, s, p);
