@@ -143,9 +143,9 @@ class Runner {
     }
   }
 
-  // report.py pins the suite to one CPU (taskset): the worker would then share it with the main thread and the
-  // split could only lose. When the process may run on one CPU only and the machine has another, the worker
-  // moves to another one; otherwise the scheduler places it.
+  // Under a one-CPU taskset (as report.py runs every other case; it gives these two CPUs) the worker would share
+  // the main thread's CPU and the split could only lose. When the process may run on one CPU only and the
+  // machine has another, the worker moves to another one; otherwise the scheduler places it.
   static void PinAwayFromMain() {
 #if defined(__linux__)
     cpu_set_t allowed;
