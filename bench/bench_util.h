@@ -199,6 +199,13 @@ void RegisterCalibration();
 void RegisterActivation();  // activation_bench.cc
 // The KV cache cases (kv_cache_bench.cc).
 void RegisterKvCache();
+// The work split over two threads against the single call (split_bench.cc): "split/..." cases.
+void RegisterSplit();
+// The calibration kernels (calibrate.cc), for split_bench.cc's two-thread limits: `iterations` rounds of 16
+// independent vector FMA chains (returns the flops), and the sum of n floats (64-byte aligned, n a multiple of
+// 8 vectors of the widest target).
+double CalibrationFma(size_t iterations, float seed);
+float CalibrationReadSum(const float* p, size_t n);
 // After every implementation is registered: one pair benchmark per case for edgeattn's SIMD path against each
 // other implementation of the case (its scalar path, each peer; the compile-time-shape cases against the
 // runtime-shape implementations of the same shape, edgeattn's included as "runtime").

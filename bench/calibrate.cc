@@ -73,6 +73,9 @@ namespace edgeattn_bench {
 HWY_EXPORT(FmaChains);
 HWY_EXPORT(ReadSum);
 
+double CalibrationFma(size_t iterations, float seed) { return HWY_DYNAMIC_DISPATCH(FmaChains)(iterations, seed); }
+float CalibrationReadSum(const float* p, size_t n) { return HWY_DYNAMIC_DISPATCH(ReadSum)(p, n); }
+
 namespace {
 
 void FmaPeak(benchmark::State& state) {

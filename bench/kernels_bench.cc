@@ -270,14 +270,21 @@ int main(int argc, char** argv) {
   }
   std::printf("edgeattn %s, SIMD target %s\n", edgeattn::Version(), edgeattn::SimdTarget());
   benchmark::AddCustomContext("edgeattn_simd_target", edgeattn::SimdTarget());
-  edgeattn_bench::RegisterCalibration();
-  edgeattn_bench::RegisterEdgeattn();
-  edgeattn_bench::RegisterActivation();
-  edgeattn_bench::RegisterKvCache();
-  edgeattn_bench::RegisterEigen();
-  edgeattn_bench::RegisterOpenBlas();
-  edgeattn_bench::RegisterOneDnn();
-  edgeattn_bench::RegisterXnnpack();
+  // EDGEATTN_BENCH_SPLIT: "off" leaves out the split/ cases (two threads), "only" registers nothing else;
+  // report.py runs the two groups in separate processes, pinned to one CPU and to two.
+  const char* split_env = std::getenv("EDGEATTN_BENCH_SPLIT");
+  const std::string split = split_env != nullptr ? split_env : "";
+  if (split != "only") {
+    edgeattn_bench::RegisterCalibration();
+    edgeattn_bench::RegisterEdgeattn();
+    edgeattn_bench::RegisterActivation();
+    edgeattn_bench::RegisterKvCache();
+    edgeattn_bench::RegisterEigen();
+    edgeattn_bench::RegisterOpenBlas();
+    edgeattn_bench::RegisterOneDnn();
+    edgeattn_bench::RegisterXnnpack();
+  }
+  if (split != "off") edgeattn_bench::RegisterSplit();
   edgeattn_bench::RegisterPairs();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -8,13 +8,16 @@
 One row per case: scalar and SIMD time per call (fastest of the repetitions), SIMD/scalar speedup, the peer library
 that computed the right answer and came closest to edgeattn, edgeattn's speedup over it (both speedups from the
 pair benchmarks, which time the two calls alternately), and the SIMD path's share of this core's limit (measured
-by the calibrate/* benchmarks of the same run). bench/README.md explains the columns and the chart.
+by the calibrate/* benchmarks of the same run). The work split cases (split/...: one call's parts on two threads
+against the single call) have a table of their own, with the issue's goals, and run in processes of their own
+pinned to two CPUs. bench/README.md explains the columns and the chart.
 """
 import argparse
 import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -32,6 +35,10 @@ FALLBACK_L2_BYTES = 1 << 20
 # run, and the hypervisor took (steal time) no more than this share of the benchmark's own CPU.
 QUIET_SHARE = 0.10
 LOAD_SAMPLE_SECONDS = 0.5
+# The work split over two threads (split/... cases, bench/split_bench.cc): the speedup over the single call each
+# kind of case is to reach (issue 20), as (case prefix or suffix, goal); the first that matches applies.
+SPLIT_GOALS = [("split/prefill", 1.8), (",cold", 1.6), (",hot", 1.7)]
+SPLIT_WAKEUP = ("split/wakeup", "round_trip")
 
 
 def read_proc_stat(path="/proc/stat"):
@@ -81,8 +88,16 @@ def run_suite(binary, mode, out_dir, regex):
     processes, reps, min_time, warmup = MODES[mode]
     merged = None
     load = []
-    for n in range(processes):
-        raw = out_dir / f"results-process{n + 1}.json"
+    # Two groups of processes: every case but the work split pinned to one CPU, and the split cases (two threads)
+    # pinned to two; the program registers one group or the other (EDGEATTN_BENCH_SPLIT).
+    ncpu = os.cpu_count() or 1
+    groups = [("off", [ncpu - 1] if ncpu > 1 else None)]
+    if split_cases_selected(binary, regex):
+        groups.append(("only", [ncpu - 2, ncpu - 1] if ncpu > 1 else None))
+    runs = [(group, cpus, n) for group, cpus in groups for n in range(processes)]
+    for index, (group, cpus, n) in enumerate(runs):
+        tag = f"{n + 1}" if group == "off" else f"split{n + 1}"
+        raw = out_dir / f"results-process{tag}.json"
         cmd = [str(binary), f"--benchmark_repetitions={reps}", f"--benchmark_min_time={min_time}",
                f"--benchmark_min_warmup_time={warmup}", "--benchmark_report_aggregates_only=true",
                f"--benchmark_out={raw}", "--benchmark_out_format=json",
@@ -91,17 +106,18 @@ def run_suite(binary, mode, out_dir, regex):
                "--benchmark_enable_random_interleaving=true"]
         if regex:
             cmd.append(f"--benchmark_filter={regex}")
-        # One core, away from core 0 where the kernel handles most interrupts, when there is more than one.
-        cpu = None
-        if shutil.which("taskset") and (os.cpu_count() or 1) > 1:
-            cpu = (os.cpu_count() or 1) - 1
-            cmd = ["taskset", "-c", str(cpu)] + cmd
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-        print(f"running the {mode} suite, process {n + 1} of {processes}: {' '.join(cmd)}", file=sys.stderr)
+        # One core, away from core 0 where the kernel handles most interrupts, when there is more than one (two
+        # for the split cases).
+        pinned = cpus if cpus and shutil.which("taskset") else None
+        if pinned:
+            cmd = ["taskset", "-c", ",".join(str(c) for c in pinned)] + cmd
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", EDGEATTN_BENCH_SPLIT=group)
+        print(f"running the {mode} suite, process {index + 1} of {len(runs)}: {' '.join(cmd)}", file=sys.stderr)
         # The other CPUs' load while the process runs (a compile or a second benchmark on a vCPU that shares the
         # physical core halves the FMA peak): /proc/stat sampled every LOAD_SAMPLE_SECONDS, judged by load_warnings.
         samples = []
-        with open(out_dir / f"benchmark-process{n + 1}.log", "w") as log:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with open(out_dir / f"benchmark-process{tag}.log", "w") as log:
             run = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
             while True:
                 samples.append({"seconds": time.monotonic(), "cpus": read_proc_stat()})
@@ -113,18 +129,28 @@ def run_suite(binary, mode, out_dir, regex):
             samples.append({"seconds": time.monotonic(), "cpus": read_proc_stat()})
         if run.returncode:
             raise subprocess.CalledProcessError(run.returncode, cmd)
-        load.append({"process": n + 1, "cpu": f"cpu{cpu}" if cpu is not None else None, "samples": samples})
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the process's CPU time, its threads together
+        own = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        load.append({"process": index + 1, "cpu": ",".join(f"cpu{c}" for c in pinned) if pinned else None,
+                     "samples": samples, "own_jiffies": own * os.sysconf("SC_CLK_TCK")})
         data = json.loads(raw.read_text())
         if merged is None:
             merged = data
         else:
             merged["benchmarks"] += data["benchmarks"]
     merged.setdefault("context", {})["edgeattn_cpu_load"] = load
-    if cpu is not None and read_caches(cpu):
-        merged["context"]["edgeattn_caches"] = read_caches(cpu)
+    if ncpu > 1 and read_caches(ncpu - 1):
+        merged["context"]["edgeattn_caches"] = read_caches(ncpu - 1)
     out = out_dir / "results.json"
     out.write_text(json.dumps(merged, indent=1))
     return out
+
+
+def split_cases_selected(binary, regex):
+    """Whether the filter keeps any split/ case (the program lists them without running anything)."""
+    cmd = [str(binary), "--benchmark_list_tests=true"] + ([f"--benchmark_filter={regex}"] if regex else [])
+    listed = subprocess.run(cmd, env=dict(os.environ, EDGEATTN_BENCH_SPLIT="only"), capture_output=True, text=True)
+    return listed.returncode == 0 and any(line.startswith("split/") for line in listed.stdout.splitlines())
 
 
 def median(values):
@@ -262,13 +288,16 @@ def load_warnings(load):
     """Warnings when the machine was not quiet while the suite ran, from the /proc/stat samples run_suite
     recorded (context "edgeattn_cpu_load": per process, the CPU the benchmark was pinned to and the samples).
     Per process: each other CPU's busy jiffies over all its jiffies between the first and the last sample, and the
-    steal share of the benchmark's own CPU, each against QUIET_SHARE. Returns (warnings, notes): notes say what
-    could not be checked."""
+    steal share of the benchmark's own CPU, each against QUIET_SHARE. A process pinned to several CPUs (the work
+    split's) shares them with nothing it could tell apart by CPU: there, the busy jiffies of its CPUs that were not
+    its own ("own_jiffies": the process's CPU time, its threads together) count against QUIET_SHARE of those CPUs'
+    time. Returns (warnings, notes): notes say what could not be checked."""
     if not load:
         return [], ["load not recorded (results not produced by report.py --binary)"]
     warnings, notes = [], []
     for record in load:
         own, samples = record.get("cpu"), record.get("samples") or []
+        owned = set(own.split(",")) if own else set()  # the CPUs the process was pinned to (two for split/)
         if own is None:
             notes.append(f"process {record['process']}: not pinned to a CPU, load not checked")
             continue
@@ -276,6 +305,17 @@ def load_warnings(load):
             notes.append(f"process {record['process']}: fewer than two load samples")
             continue
         first, last = samples[0]["cpus"], samples[-1]["cpus"]
+        if len(owned) > 1:
+            spans = [[b - a for a, b in zip(first[c], last[c])] for c in owned if c in first and c in last]
+            total = sum(sum(span) for span in spans)
+            if record.get("own_jiffies") is not None and total > 0:
+                others = sum(span[0] for span in spans) - record["own_jiffies"]
+                if others / total > QUIET_SHARE:
+                    warnings.append(f"process {record['process']}: other processes were busy {100.0 * others / total:.0f}%"
+                                    f" of {own}, the benchmark's CPUs")
+            else:
+                notes.append(f"process {record['process']}: its own CPU time not recorded, the load on its CPUs "
+                             "not checked")
         for cpu in sorted(last, key=lambda c: int(c[3:])):
             if cpu not in first:
                 continue
@@ -283,10 +323,10 @@ def load_warnings(load):
             total = busy + idle + steal
             if total <= 0:
                 continue
-            if cpu != own and busy / total > QUIET_SHARE:
+            if cpu not in owned and busy / total > QUIET_SHARE:
                 warnings.append(f"process {record['process']}: {cpu} was busy {100.0 * busy / total:.0f}% of the run "
                                 f"(the benchmark ran on {own})")
-            if cpu == own and steal / total > QUIET_SHARE:
+            if cpu in owned and steal / total > QUIET_SHARE:
                 warnings.append(f"process {record['process']}: the hypervisor took {100.0 * steal / total:.0f}% of "
                                 f"{cpu}, the benchmark's CPU (steal time)")
     return warnings, notes
@@ -300,7 +340,7 @@ def summarize(results, context=None):
     caches = cache_sizes(context or {})
     first = {}
     for (case, impl), r in results.items():
-        if impl != "limit" and "~" not in impl:
+        if impl != "limit" and "~" not in impl and not case.startswith("split/"):
             first[case] = min(first.get(case, r["order"]), r["order"])
     cases = sorted(first, key=first.get)
     rows = []
@@ -349,6 +389,58 @@ def summarize(results, context=None):
     return lim, rows
 
 
+def split_goal(case):
+    return next((goal for key, goal in SPLIT_GOALS if case.startswith(key) or case.endswith(key)), None)
+
+
+def split_rows(results):
+    """The work split cases: the single call's and the split's fastest repetitions, the split's speedup (the
+    paired ratio "simd~single": the single call's time / the split's, the median over the processes), the goal
+    and whether it is met; and the worker's empty round trip (wake-up and barrier), or None."""
+    rows = []
+    cases = sorted({c for (c, impl) in results if c.startswith("split/") and impl in ("single", "simd")},
+                   key=lambda c: min(r["order"] for (k, _), r in results.items() if k == c))
+    for case in cases:
+        single, split = results.get((case, "single"), {}), results.get((case, "simd"), {})
+        speedup = results.get((case, "simd~single"), {}).get("ratio")
+        if speedup is None and single.get("seconds") and split.get("seconds"):
+            speedup = single["seconds"] / split["seconds"]
+        goal = split_goal(case)
+        rows.append({"case": case, "single_s": single.get("seconds"), "split_s": split.get("seconds"),
+                     "speedup": speedup, "goal": goal,
+                     "met": (speedup >= goal) if speedup is not None and goal is not None else None,
+                     "errors": [f"{i}: {r['error']}" for i, r in (("single", single), ("split", split),
+                                                                  ("pair", results.get((case, "simd~single"), {})))
+                                if "error" in r]})
+    wakeup = results.get(SPLIT_WAKEUP, {}).get("seconds")
+    return rows, wakeup
+
+
+def print_split_table(rows, wakeup):
+    """The split table; returns the number of split cases that failed (a wrong result or an error status)."""
+    if not rows and wakeup is None:
+        return 0
+    print("\nwork split over 2 threads (split/...: the benchmark's own worker thread and the main thread; "
+          "speedup = single call's time / split's, paired):")
+    table = [["case", "single call", "split", "speedup", "goal", ""]]
+    for r in rows:
+        table.append([r["case"], fmt_time(r["single_s"]), fmt_time(r["split_s"]),
+                      f"{r['speedup']:.2f}x" if r["speedup"] else "-", f">= {r['goal']}x" if r["goal"] else "-",
+                      {True: "met", False: "not met", None: ""}[r["met"]]])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for n, row in enumerate(table):
+        print("  ".join(cell.ljust(w) if i in (0, 5) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    if wakeup is not None:
+        print(f"wake-up latency (an empty round trip: wake the worker, barrier, no parts; the application's cost, "
+              f"which each split call above includes once): {fmt_time(wakeup)}")
+    failed = [f"{r['case']}: {e}" for r in rows for e in r["errors"]]
+    for f in failed:
+        print(f"  not timed: {f}")
+    return len(failed)
+
+
 def machine_checks(context, results):
     """What the summary says about the machine: its data caches, and the warnings about the calibration and the
     other CPUs' load."""
@@ -372,7 +464,8 @@ def print_table(context, lim, rows, machine):
     for w in machine["calibration_warnings"]:
         print(f"WARNING: {w}")
     if machine["load_warnings"]:
-        print(f"WARNING: the machine was not quiet (another CPU busy, or steal time, above "
+        print(f"WARNING: the machine was not quiet (another CPU busy, other processes on the split cases' CPUs, or steal "
+              f"time, above "
               f"{100 * QUIET_SHARE:.0f}% of a process's run); times, limits and even paired ratios move with it:")
         for w in machine["load_warnings"]:
             print(f"  {w}")
@@ -484,7 +577,10 @@ def main():
     lim, rows = summarize(results, context)
     machine = machine_checks(context, results)
     own_errors = print_table(context, lim, rows, machine)
-    (args.out / "summary.json").write_text(json.dumps({"limits": lim, "machine": machine, "rows": rows}, indent=1))
+    split, wakeup = split_rows(results)
+    own_errors += print_split_table(split, wakeup)
+    (args.out / "summary.json").write_text(json.dumps({"limits": lim, "machine": machine, "rows": rows,
+                                                       "split": split, "split_wakeup_s": wakeup}, indent=1))
     chart(rows, args.out / "chart.png")
     print(f"\nraw results: {raw}; summary: {args.out / 'summary.json'}; chart: {args.out / 'chart.png'}")
     if own_errors:

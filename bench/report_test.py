@@ -2,7 +2,8 @@
 """Checks report.py's statistics on a synthetic results file (ctest: report_test): the time columns are the
 fastest repetition over all processes, the % of limit divides the SIMD path's median time by the calibration's
 median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that
-made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%."""
+made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%; the work
+split cases get their own rows, judged against the issue's goals."""
 import json
 import pathlib
 import sys
@@ -150,6 +151,42 @@ def check_load(failures):
             failures.append(f"load {label}: warnings {warnings}, notes {notes}; expected one note")
 
 
+def check_split(failures):
+    """split/ cases: out of the main table, in the split table with the paired speedup against their goal; the
+    wake-up round trip on its own; a process pinned to two CPUs does not count the second as another's load."""
+    bench = []
+    for case, single, split, ratio in (("split/prefill/L=256,d=64", 10.0, 5.5, 1.9),
+                                       ("split/decode/f32/n=4096,d=128,cold", 30.0, 20.0, 1.5),
+                                       ("split/decode/f16/n=4096,d=128,hot", 8.0, 4.0, 1.75)):
+        for aggregate in ("min", "median"):
+            bench += [entry(f"{case}/single", aggregate, single), entry(f"{case}/simd", aggregate, split)]
+        bench.append(entry(f"{case}/simd~single", "median", 50.0, ratio=ratio))
+    bench += [entry("split/wakeup/round_trip", aggregate, 2.0) for aggregate in ("min", "median")]
+    bench += [entry("dot/n=256/simd", aggregate, 1.0) for aggregate in ("min", "median")]
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = pathlib.Path(tmp) / "results.json"
+        raw.write_text(json.dumps({"context": {}, "benchmarks": bench}))
+        _, results = report.load(raw)
+    _, rows = report.summarize(results)
+    if [r["case"] for r in rows] != ["dot/n=256"]:
+        failures.append(f"main table rows with split cases: {[r['case'] for r in rows]}")
+    split, wakeup = report.split_rows(results)
+    got = {r["case"]: (r["speedup"], r["goal"], r["met"]) for r in split}
+    want = {"split/prefill/L=256,d=64": (1.9, 1.8, True), "split/decode/f32/n=4096,d=128,cold": (1.5, 1.6, False),
+            "split/decode/f16/n=4096,d=128,hot": (1.75, 1.7, True)}
+    if got != want:
+        failures.append(f"split rows {got}, expected {want}")
+    check(failures, "split single time", {r["case"]: r for r in split}["split/prefill/L=256,d=64"]["single_s"], 10e-6)
+    check(failures, "wake-up round trip", wakeup, 2e-6)
+    # Pinned to two CPUs, 100 jiffies busy per step on them: all its own (quiet), or 40 of them another process's.
+    two = proc_stat_samples("cpu0,cpu1", {"cpu0": [50, 0, 0], "cpu1": [50, 0, 0]})
+    for own_per_step, want in ((100, []), (60, ["other processes were busy 40% of cpu0,cpu1"])):
+        two["own_jiffies"] = own_per_step * (len(two["samples"]) - 1)
+        warnings, notes = report.load_warnings([two])
+        if len(warnings) != len(want) or any(w not in got for w, got in zip(want, warnings)) or notes:
+            failures.append(f"load of a process pinned to two CPUs: warnings {warnings}, notes {notes}; expected {want}")
+
+
 def main():
     # Three processes; the fastest repetition (1.0 us) is far from the medians (2.0, 2.2, 3.0 us: median 2.2).
     benchmarks = (process(8000.0, 9000.0, 1.9, 2.0, 1.5) + process(8500.0, 10000.0, 1.0, 3.0, 2.5)
@@ -173,6 +210,7 @@ def main():
     check_memory_levels(failures)
     check_load(failures)
     check_readers(failures)
+    check_split(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")

@@ -3,7 +3,7 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 execute_process(
-  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|/n=128,d=64,|rows=4,|seq=|rows=1,cols=384/"
+  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|/n=128,d=64,|rows=4,|seq=|rows=1,cols=384/|split/prefill_causal/L=256,d=64/|split/decode/f16/n=4096,d=128,hot/|split/wakeup"
           --benchmark_min_time=0.001 --benchmark_out=${WORK_DIR}/results.json --benchmark_out_format=json
   OUTPUT_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -26,6 +26,16 @@ foreach(case IN ITEMS "dot/n=256" "softmax/n=16" "attention_causal/[a-z_]+/L=4,d
     message(FATAL_ERROR "no complete row for ${case} in the report")
   endif()
 endforeach()
+# The work split cases (two threads; bit-identical to the single call, or an error) in their own table.
+foreach(case IN ITEMS "split/prefill_causal/L=256,d=64" "split/decode/f16/n=4096,d=128,hot")
+  string(REGEX MATCH "${case} +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+x" row "${table}")
+  if(NOT row)
+    message(FATAL_ERROR "no complete work split row for ${case} in the report")
+  endif()
+endforeach()
+if(NOT table MATCHES "wake-up latency [^\n]*: [0-9.]+ [mun]?s")
+  message(FATAL_ERROR "no wake-up latency line in the report")
+endif()
 # The pair benchmarks ran and the report took its SIMD/scalar verdicts from them.
 file(READ ${WORK_DIR}/summary.json summary)
 string(REGEX MATCH "\"paired\": {\n *\"scalar\": [0-9]" paired "${summary}")
