@@ -58,7 +58,7 @@ void CheckProblem(const Api& api, Problem& p, const char* what) {
   out.Fill(kNaN);
   weights.Fill(kNaN);
   const size_t ws_size = api.attention_workspace_size(d);
-  ASSERT_EQ(ws_size, edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim));
+  ASSERT_EQ(ws_size, edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim));
   std::vector<unsigned char> ws(ws_size + 3);
   ASSERT_EQ(api.attention(d, p.q.data(), p.k.data(), p.v.data(), out.data(), ws.data() + 3, ws_size), Status::kOk)
       << what;
@@ -271,7 +271,8 @@ TEST_P(AttentionTest, NonFiniteScoresFollowTheSoftmaxRulesOnEveryPath) {
   // The small path runs rows in pairs: {3, 4, ...} puts the +inf row first in a pair and the NaN row alone,
   // {4, 4, ...} both second in a pair.
   for (const Case& t :
-       {Case{20, 70, 3, 10, 50, 17}, Case{3, 4, 0, 1, 3, 2}, Case{4, 4, 1, 0, 2, 3}, Case{3, 70, 0, 10, 66, 2}}) {
+       {Case{20, 70, 3, 10, 50, 17}, Case{3, 4, 0, 1, 3, 2}, Case{4, 4, 1, 0, 2, 3}, Case{3, 70, 0, 10, 66, 2},
+        Case{3, 1100, 0, 10, 1050, 2}}) {  // the last: +inf keys in the first and the third key chunk
     Rng rng;
     const AttentionDesc d = MakeDesc(t.q_len, t.kv_len, 6, 5);
     Problem p(d, 0);
@@ -400,9 +401,11 @@ TEST_P(AttentionTest, DecodeShapesAcrossKeyTiles) {
   size_t cases = 0;
   for (size_t lq : {1, 3, 7}) {
     // Tiles of 256 keys, scored eight at a time: tails of every length below 8, one to three tiles.
-    for (size_t lk : {6, 63, 64, 65, 129, 255, 256, 257, 300, 517}) {
+    // Beyond kAttentionKeyChunk = 512 keys the rows run in key chunks combined at the end (attention.h, the work
+    // split): one chunk boundary, a chunk of one key, three chunks.
+    for (size_t lk : {6, 63, 64, 65, 129, 255, 256, 257, 300, 517, 1024, 1025, 1537}) {
       const size_t dims[] = {5, 16, 64, 130};
-      const size_t widths = lk > 300 ? 3 : 4;  // the widest heads only below 300 keys (4 MiB boards)
+      const size_t widths = lk > 1000 ? 2 : lk > 300 ? 3 : 4;  // the widest heads only below 300 keys (4 MiB boards)
       const size_t dk = dims[rng.Index(widths)], dv = dims[rng.Index(widths)];
       const auto& layout = head_layouts[rng.Index(3)];
       for (MaskKind mask : {MaskKind::kNone, MaskKind::kCausal}) {
@@ -452,7 +455,7 @@ TEST_P(AttentionTest, WorkspaceSizeAlignmentAndShortfall) {
   Problem p(d, 0);
   p.Randomize(rng);
   const size_t need = api().attention_workspace_size(d);
-  EXPECT_EQ(need, edgeattn::AttentionWorkspaceBytes(3, 37, 8));
+  EXPECT_EQ(need, edgeattn::AttentionWorkspaceBytes(3, 37, 8, 8));
   EXPECT_GE(need, 37 * sizeof(float));
   const std::vector<float> reference = RunAttention(api(), d, p.q.data(), p.k.data(), p.v.data());
   std::vector<unsigned char> ws(need + 64);
@@ -595,7 +598,7 @@ void CheckFixedMatchesRuntime(bool scalar, Rng& rng, Fixed& fixed, bool with_mas
 
 TEST_P(AttentionTest, FixedShapesMatchTheRuntimeApi) {
   Rng rng;
-  static_assert(SeedShape::kWorkspaceBytes == edgeattn::AttentionWorkspaceBytes(4, 4, 8), "constexpr workspace");
+  static_assert(SeedShape::kWorkspaceBytes == edgeattn::AttentionWorkspaceBytes(4, 4, 8, 8), "constexpr workspace");
   for (bool with_mask : {false, true}) {
     CheckFixedMatchesRuntime<SeedShape, 4, 4, 8, 8, 1, 1>(IsScalarPath(), rng, g_static_attention, with_mask);
     static edgeattn::FixedAttention<3, 7, 16, 5, 4, 2, MaskKind::kCausal> gqa(0.25f);
@@ -804,7 +807,7 @@ TEST_P(AttentionTest, WeightsCountLimitsOnlyAttentionWeights) {
   // 16 x 2^30 x 2^30 weights: 2^66 bytes; q, out 2^36 bytes, k, v and the workspace 2^32.
   const size_t n = size_t{1} << 30;
   const AttentionDesc d = MakeDesc(n, n, 1, 1, MaskKind::kNone, 16, 1);
-  EXPECT_EQ(api().attention_workspace_size(d), edgeattn::AttentionWorkspaceBytes(n, n, 1));
+  EXPECT_EQ(api().attention_workspace_size(d), edgeattn::AttentionWorkspaceBytes(n, n, 1, 1));
   EXPECT_NE(api().attention_workspace_size(d), 0u);
   float q = 0, k = 0, v = 0, out = 7, weights = 7;
   unsigned char ws[64];

@@ -59,6 +59,12 @@ constexpr size_t kWorkspaceAlignment = 64;
 // A row whose scores hold a NaN or an infinity is finished by its path with the softmax rules (softmax.h).
 constexpr size_t kAttentionTiledMinQueries = 8;
 
+// The work split's grid (AttentionPartCount): query rows in blocks of kAttentionRowBlock (a multiple of every
+// target's tiled block, so each part runs its path's own blocks unchanged), and, for decode shapes (fewer than
+// kAttentionTiledMinQueries queries, no additive mask), keys in chunks of kAttentionKeyChunk (two decode tiles).
+constexpr size_t kAttentionRowBlock = 32;
+constexpr size_t kAttentionKeyChunk = 512;
+
 namespace internal {
 constexpr size_t kMaxWorkspaceFloats = (SIZE_MAX - kWorkspaceAlignment) / sizeof(float);
 constexpr size_t TiledQueries(size_t q_len) { return q_len <= 16 ? 16 : 32; }
@@ -69,18 +75,28 @@ constexpr size_t TiledFloats(size_t q_len, size_t kv_len, size_t head_dim) {
          : head_dim > kMaxWorkspaceFloats / 32 - 64 - 2 ? kMaxWorkspaceFloats + 1
                                                         : TiledQueries(q_len) * (head_dim + TiledKeys(kv_len) + 2);
 }
-constexpr size_t WorkspaceFloats(size_t q_len, size_t kv_len, size_t head_dim) {
-  return kv_len > TiledFloats(q_len, kv_len, head_dim) ? kv_len : TiledFloats(q_len, kv_len, head_dim);
+// Floats of the row and decode paths: a row's scores (kv_len), and with key chunks (KeyChunks > 1) one chunk's
+// partial output row (value_dim) after the chunk's scores.
+constexpr size_t RowFloats(size_t q_len, size_t kv_len, size_t value_dim) {
+  return !(q_len < kAttentionTiledMinQueries && kv_len > kAttentionKeyChunk) ? kv_len
+         : value_dim > kMaxWorkspaceFloats - kv_len                         ? kMaxWorkspaceFloats + 1
+                                                                            : kv_len + value_dim;
+}
+constexpr size_t WorkspaceFloats(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim) {
+  return RowFloats(q_len, kv_len, value_dim) > TiledFloats(q_len, kv_len, head_dim)
+             ? RowFloats(q_len, kv_len, value_dim)
+             : TiledFloats(q_len, kv_len, head_dim);
 }
 }  // namespace internal
 
-// Workspace bytes for a shape: the larger of the two paths' needs (so that one size serves with and without an
+// Workspace bytes for a shape: the larger of the paths' needs (so that one size serves with and without an
 // additive mask), plus alignment slack; 0 if it overflows size_t. constexpr so that compile-time shapes can
-// reserve it statically; the runtime size function returns the same.
-constexpr size_t AttentionWorkspaceBytes(size_t q_len, size_t kv_len, size_t head_dim) noexcept {
-  return internal::WorkspaceFloats(q_len, kv_len, head_dim) > internal::kMaxWorkspaceFloats
+// reserve it statically; the runtime size function returns the same. value_dim matters only for decode shapes
+// split into key chunks (q_len < kAttentionTiledMinQueries, kv_len > kAttentionKeyChunk).
+constexpr size_t AttentionWorkspaceBytes(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim) noexcept {
+  return internal::WorkspaceFloats(q_len, kv_len, head_dim, value_dim) > internal::kMaxWorkspaceFloats
              ? 0
-             : internal::WorkspaceFloats(q_len, kv_len, head_dim) * sizeof(float) + kWorkspaceAlignment;
+             : internal::WorkspaceFloats(q_len, kv_len, head_dim, value_dim) * sizeof(float) + kWorkspaceAlignment;
 }
 
 // Bytes of workspace Attention needs; 0 if desc is invalid (Attention then reports why).
@@ -126,6 +142,46 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 [[nodiscard]] Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k,
                                       float* weights) noexcept;
 
+// ---- Work split for the application's own threads (the library starts none). One call is cut into parts by the
+// shape alone (q_len, kv_len, head_dim, value_dim, num_heads, num_kv_heads, the mask kind, whether an additive
+// mask is given; never a thread count, the scale, the mask's values or the SIMD target):
+//   part = (query head h, block of kAttentionRowBlock query rows, chunk of kAttentionKeyChunk keys)
+// with one row block when q_len < kAttentionTiledMinQueries, and several key chunks only when q_len <
+// kAttentionTiledMinQueries, there is no additive mask and kv_len > kAttentionKeyChunk (decode shapes: every
+// target runs them on the decode path). Parts are numbered heaviest first: causal, the later row blocks (which see
+// more keys) first; then head, then chunk. Threads that each take the next index from a shared atomic counter
+// therefore finish close together.
+// The promise: running every part (any thread, any order, concurrently) and then AttentionFinish gives output
+// bit-identical to Attention (the SIMD entry point, not scalar::Attention) when the parts and the single call run
+// in the same floating-point environment. The single call runs the same chunks and the same combine as the parts:
+// key chunks cost it one rescale of value_dim floats per chunk boundary (docs/performance.md, The work split).
+// Under a directed rounding mode each part (and the single call) follows the rule of attention.h's bound: shapes
+// with one key chunk run the row path on their rows, chunked shapes compute every chunk with the decode steps whose
+// exp steps its range reduction to nearest; parts run in different modes give results within the bound but not
+// the same bits.
+
+// Parts of desc's call (>= 1); 0 if desc is invalid.
+size_t AttentionPartCount(const AttentionDesc& desc) noexcept;
+// Bytes every part and AttentionFinish share for key chunks' partial results (any alignment, contents on entry
+// irrelevant); 0 when the parts split only heads and rows, and 0 if desc is invalid. With C chunks:
+// num_heads * q_len * (4 * C + (C - 1) * value_dim) floats plus alignment slack.
+size_t AttentionSharedSize(const AttentionDesc& desc) noexcept;
+// Runs part `part` of the call (0 <= part < AttentionPartCount(desc)). Each thread passes its own workspace of
+// AttentionWorkspaceSize(desc) bytes; all pass the same shared buffer of AttentionSharedSize(desc) bytes (null
+// allowed when that is 0). A part writes only its rows of its head in out (chunk 0 of a chunked shape: the
+// chunk's unnormalised partial row, which AttentionFinish completes) and its own slots of shared. Errors, nothing
+// written: Attention's, in its order; kInvalidArgument also for part >= AttentionPartCount(desc);
+// kWorkspaceTooSmall for a workspace or a shared buffer too small; kOverlap also for shared overlapping q, k, v,
+// the mask, out or the workspace.
+[[nodiscard]] Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k,
+                                   const float* v, float* out, void* shared, size_t shared_size, void* workspace,
+                                   size_t workspace_size) noexcept;
+// After every part has returned: combines the key chunks' partial results in chunk order into out (the same
+// combine the single call runs). With a shared size of 0 it only checks its arguments (kNullPointer for a null
+// out; desc's kInvalidShape / kInvalidArgument) and returns kOk. Errors: kNullPointer, kInvalidShape,
+// kInvalidArgument, kWorkspaceTooSmall (shared too small), kOverlap (out overlapping shared).
+[[nodiscard]] Status AttentionFinish(const AttentionDesc& desc, void* shared, size_t shared_size, float* out) noexcept;
+
 namespace scalar {
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 [[nodiscard]] Status Attention(const AttentionDesc& desc, const float* q, const float* k, const float* v, float* out,
@@ -169,7 +225,7 @@ class FixedAttention {
   static constexpr bool FitsInBytes(size_t a, size_t b, size_t c) { return a <= SIZE_MAX / sizeof(float) / b / c; }
   static_assert(FitsInBytes(QLen, NumHeads, HeadDim) && FitsInBytes(KvLen, NumKvHeads, HeadDim) &&
                     FitsInBytes(KvLen, NumKvHeads, ValueDim) && FitsInBytes(QLen, NumHeads, ValueDim) &&
-                    FitsInBytes(NumHeads, QLen, KvLen) && AttentionWorkspaceBytes(QLen, KvLen, HeadDim) != 0,
+                    FitsInBytes(NumHeads, QLen, KvLen) && AttentionWorkspaceBytes(QLen, KvLen, HeadDim, ValueDim) != 0,
                 "shape too large for size_t");
 
  public:
@@ -180,7 +236,7 @@ class FixedAttention {
   using Mask = float[QLen][KvLen];
   using Weights = float[NumHeads][QLen][KvLen];
 
-  static constexpr size_t kWorkspaceBytes = AttentionWorkspaceBytes(QLen, KvLen, HeadDim);
+  static constexpr size_t kWorkspaceBytes = AttentionWorkspaceBytes(QLen, KvLen, HeadDim, ValueDim);
 
   // scale 0 means 1/sqrt(HeadDim); a negative or non-finite scale makes Run return kInvalidArgument.
   constexpr explicit FixedAttention(float scale = 0.0f) noexcept : scale_(scale), workspace_{} {}

@@ -92,6 +92,36 @@ edgeattn_status edgeattn_attention(const edgeattn_attention_desc* desc, const fl
 edgeattn_status edgeattn_attention_weights(const edgeattn_attention_desc* desc, const float* q, const float* k,
                                            float* weights /* [num_heads][q_len][kv_len] */);
 
+/* ---- Work split: one attention call cut by the library into independent parts that the application's own
+   threads run (the library starts none). Running every part (on one thread or many, in any order, concurrently)
+   and then edgeattn_attention_finish gives output bit-identical to edgeattn_attention for every shape, mask, head
+   layout and path, when every part and the single call run in the same floating-point environment (rounding
+   mode). The grid (attention.h, AttentionPartCount): parts = query head x block of 32 query rows (one block when
+   q_len < 8) x key chunk of 512 keys (several chunks only when q_len < 8, there is no additive mask and
+   kv_len > 512), numbered heaviest first (causal: the later row blocks first), so threads that take the next
+   index from a shared atomic counter finish close together. */
+
+/* The work of one call, cut by the library into parts. The count depends only on the shape — q_len, kv_len,
+   head_dim, value_dim, num_heads, num_kv_heads, the mask kind and whether an additive mask is given — never on a
+   thread count, the scale or the mask's values. */
+size_t edgeattn_attention_part_count(const edgeattn_attention_desc* desc); /* >= 1; 0 if desc is invalid */
+/* Bytes shared by all parts of one call, for partial results when parts split the keys (decode); 0 when they
+   split only queries or heads, and 0 if desc is invalid. Any alignment; its contents on entry do not matter. */
+size_t edgeattn_attention_shared_size(const edgeattn_attention_desc* desc);
+/* Runs part `part` (0 <= part < part_count; otherwise EDGEATTN_ERROR_INVALID_ARGUMENT). Any thread may run any part,
+   in any order, concurrently with the others; each thread passes its own workspace of
+   edgeattn_attention_workspace_size(desc) bytes and all pass the same `shared` (NULL allowed when its size is 0).
+   Parts write disjoint rows of `out`, or their own slot of `shared`. Errors (nothing written): NULL_POINTER,
+   INVALID_SHAPE, INVALID_ARGUMENT (edgeattn_attention's, and a bad part index), WORKSPACE_TOO_SMALL (workspace or
+   shared too small), OVERLAP (edgeattn_attention's, and shared overlapping an input, out or the workspace). */
+edgeattn_status edgeattn_attention_part(const edgeattn_attention_desc* desc, size_t part, const float* q,
+                                        const float* k, const float* v, float* out,
+                                        void* shared, size_t shared_size, void* workspace, size_t workspace_size);
+/* After every part has returned: combines the key-split partial results in a fixed order into `out`.
+   Call it even when the shared size is 0 (it then only checks its arguments and returns EDGEATTN_OK). */
+edgeattn_status edgeattn_attention_finish(const edgeattn_attention_desc* desc, void* shared, size_t shared_size,
+                                          float* out);
+
 /* Row-wise softmax of a [rows][cols] matrix, max-subtracted. in == out is allowed.
  *  - -inf entries give exactly 0; a row of only -inf gives all zeros.
  *  - A NaN anywhere in a row makes that whole row NaN; other rows are unaffected.
@@ -257,6 +287,21 @@ size_t edgeattn_attention_cached_workspace_size(const edgeattn_attention_desc* d
 edgeattn_status edgeattn_attention_cached(const edgeattn_attention_desc* desc, const float* q,
                                           const edgeattn_kv_cache* cache, float* out,
                                           void* workspace, size_t workspace_size);
+
+/* The work split of edgeattn_attention_cached (see edgeattn_attention_part_count above for the promise): parts =
+   kv head x block of 32 query rows (one block when q_len < 8) x chunk of 512 visible positions counted from the
+   first position the call sees (several chunks only when q_len < 8), so a ring and a linear cache still give
+   identical bits. The count and the shared size depend on the shape and on the cache's length and window (which
+   positions are seen), never on a thread count, the scale or the stored values; 0 if desc or the cache is invalid.
+   Each part takes a workspace of edgeattn_attention_cached_workspace_size(desc, cache) bytes. The cache must not
+   change between the first part and finish. */
+size_t edgeattn_attention_cached_part_count(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache);
+size_t edgeattn_attention_cached_shared_size(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache);
+edgeattn_status edgeattn_attention_cached_part(const edgeattn_attention_desc* desc, size_t part, const float* q,
+                                               const edgeattn_kv_cache* cache, float* out, void* shared,
+                                               size_t shared_size, void* workspace, size_t workspace_size);
+edgeattn_status edgeattn_attention_cached_finish(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache,
+                                                 void* shared, size_t shared_size, float* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -129,17 +129,34 @@ constexpr size_t KvRound16(size_t x) { return x == 0 || x > SIZE_MAX - 15 ? 0 : 
 // Floats of the online softmax's running max and sum per (query row, query head) of a kv head's group (SIMD path),
 // rounded up to 64 bytes; the scalar path leaves them unused, so that one workspace size serves both.
 constexpr size_t KvStateFloats(size_t q_len, size_t group) { return KvRound16(KvMul(KvMul(q_len, group), 2)); }
-// Floats of workspace: the state above, then the larger of the scalar path's needs (a row's scores: at most
-// window, or capacity, keys; a tile of 32 keys of K and of V; one output row) and the SIMD path's (a tile of up to
-// 256 positions of K, of V and of weights: a call's positions are all held, so at most capacity).
-constexpr size_t KvWorkspaceFloats(size_t q_len, size_t group, size_t head_dim, size_t value_dim, size_t capacity,
-                                   size_t window) {
+// Floats of workspace with one key chunk: the state above, then the larger of the scalar path's needs (a row's
+// scores: at most window, or capacity, keys; a tile of 32 keys of K and of V; one output row) and the SIMD path's (a
+// tile of up to 256 positions of K, of V and of weights: a call's positions are all held, so at most capacity).
+constexpr size_t KvWorkspaceFloatsOneChunk(size_t q_len, size_t group, size_t head_dim, size_t value_dim,
+                                           size_t capacity, size_t window) {
   return KvAdd(KvStateFloats(q_len, group),
                KvMax(KvAdd(KvAdd(window != 0 ? window : capacity,
                                  KvMul(KvMin(kKvScalarTile, window != 0 ? window : capacity),
                                        KvAdd(head_dim, value_dim))),
                            value_dim),
                      KvMul(KvMin(kKvDecodeTile, capacity), KvAdd(KvAdd(head_dim, value_dim), 1))));
+}
+// Floats a call split into key chunks (attention.h, the work split) needs on top: per (query row, query head of the
+// group) the combined state (4 floats) and one chunk's partial output row. Only for fewer than
+// kAttentionTiledMinQueries queries whose visible positions can exceed one chunk (at most window + q_len - 1 of them
+// with a window, capacity without); 0 otherwise (and 0 on overflow, like the counts above).
+constexpr bool KvMayChunk(size_t q_len, size_t capacity, size_t window) {
+  return q_len < kAttentionTiledMinQueries && (window != 0 ? window + q_len - 1 : capacity) > kAttentionKeyChunk;
+}
+constexpr size_t KvChunkFloats(size_t q_len, size_t group, size_t value_dim) {
+  return KvAdd(KvRound16(KvMul(KvMul(q_len, group), 4)), KvMul(KvMul(q_len, group), value_dim));
+}
+constexpr size_t KvWorkspaceFloats(size_t q_len, size_t group, size_t head_dim, size_t value_dim, size_t capacity,
+                                   size_t window) {
+  return KvMayChunk(q_len, capacity, window)
+             ? KvAdd(KvWorkspaceFloatsOneChunk(q_len, group, head_dim, value_dim, capacity, window),
+                     KvChunkFloats(q_len, group, value_dim))
+             : KvWorkspaceFloatsOneChunk(q_len, group, head_dim, value_dim, capacity, window);
 }
 }  // namespace internal
 
@@ -197,6 +214,26 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // (the same bits in every mode), Q8's divisions round in the caller's mode (its integer rounding does not).
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;
+
+// Work split of AttentionCached for the application's threads (attention.h, AttentionPartCount, for the promise
+// and the rules): parts = (kv head g, block of kAttentionRowBlock query rows, chunk of kAttentionKeyChunk
+// positions), one row block when q_len < kAttentionTiledMinQueries and several chunks only then. A part converts each
+// tile of its kv head once and runs every query head of the group on it, as the single call does. The chunks are
+// counted in logical positions from the first position the call sees, in steps of kAttentionKeyChunk (two of the
+// cache's 256-position tiles), so a ring and a linear cache that hold the same visible positions give identical bits,
+// and an F32 cache without window keeps giving the bits of Attention's decode path. The count and the shared size
+// depend on the shape and on the cache's length and window, never on a thread count, the scale or the stored
+// values; 0 if desc or the cache is invalid. Each part takes a workspace of AttentionCachedWorkspaceSize(desc, cache)
+// bytes. The cache must not change between the first part and AttentionCachedFinish.
+size_t AttentionCachedPartCount(const AttentionDesc& desc, const KvCache& cache) noexcept;
+size_t AttentionCachedSharedSize(const AttentionDesc& desc, const KvCache& cache) noexcept;
+// Errors: AttentionCached's in its order; kInvalidArgument also for a bad part index; kWorkspaceTooSmall for a
+// workspace or a shared buffer too small; kOverlap also for shared overlapping q, out, the storage or the workspace.
+[[nodiscard]] Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* q, const KvCache& cache,
+                                         float* out, void* shared, size_t shared_size, void* workspace,
+                                         size_t workspace_size) noexcept;
+[[nodiscard]] Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, void* shared,
+                                           size_t shared_size, float* out) noexcept;
 
 namespace scalar {
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept;

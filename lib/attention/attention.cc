@@ -6,6 +6,7 @@
 #include "lib/attention/attention_driver.h"
 #include "lib/attention/attention_path.h"
 #include "lib/attention/attention_scalar.h"
+#include "lib/attention/attention_split.h"
 #include "lib/common/checks.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -58,7 +59,7 @@ Status CheckDesc(const AttentionDesc& desc, Uses uses, internal::AttentionProble
   bytes->out = bytes->weights = 0;
   if (uses == Uses::kOutAndWorkspace
           ? !internal::FloatBytes(desc.q_len, desc.num_heads, desc.value_dim, &bytes->out) ||
-                AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim) == 0
+                AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim, desc.value_dim) == 0
           : !internal::FloatBytes(desc.num_heads, desc.q_len, desc.kv_len, &bytes->weights)) {
     return Status::kInvalidShape;
   }
@@ -71,15 +72,49 @@ Status CheckDesc(const AttentionDesc& desc, Uses uses, internal::AttentionProble
   return Status::kOk;
 }
 
+// The work split of a valid descriptor (attention_split.h); its count is 0 when it overflows size_t.
+internal::PartGrid GridOf(const AttentionDesc& desc) {
+  return internal::MakePartGrid(desc.num_heads, desc.q_len, desc.kv_len, desc.additive_mask != nullptr,
+                                desc.mask == MaskKind::kCausal);
+}
+
+internal::SharedLayout SharedLayoutOf(const AttentionDesc& desc, const internal::PartGrid& grid) {
+  return internal::MakeSharedLayout(desc.num_heads * desc.q_len, grid.chunks, desc.value_dim);
+}
+
+// The split's own shape limit: its part count and shared bytes fit in size_t.
+bool SplitFits(const AttentionDesc& desc, internal::PartGrid* grid, internal::SharedLayout* layout) {
+  *grid = GridOf(desc);
+  *layout = SharedLayoutOf(desc, *grid);
+  return grid->count != 0 && (grid->chunks == 1 || layout->bytes != 0);
+}
+
+// Attention's checks; with split != null, those of part split->part: its index after the descriptor's arguments
+// (kInvalidArgument), the shared buffer's size with the workspace's (kWorkspaceTooSmall) and its overlaps last.
+struct SplitArgs {
+  size_t part;
+  const void* shared;
+  size_t shared_size;
+};
+
 Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k, const float* v, const float* out,
-                      const void* workspace, size_t workspace_size, internal::AttentionProblem* problem) {
+                      const void* workspace, size_t workspace_size, internal::AttentionProblem* problem,
+                      const SplitArgs* split = nullptr) {
   if (q == nullptr || k == nullptr || v == nullptr || out == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
   const Status status = CheckDesc(desc, Uses::kOutAndWorkspace, problem, &bytes);
   if (status != Status::kOk) return status;
-  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim);
+  internal::PartGrid grid{};
+  internal::SharedLayout layout{};
+  if (split != nullptr) {
+    if (!SplitFits(desc, &grid, &layout)) return Status::kInvalidShape;
+    if (split->part >= grid.count) return Status::kInvalidArgument;
+  }
+  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim, desc.value_dim);
   if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (split != nullptr && split->shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
   if (workspace == nullptr) return Status::kNullPointer;
+  if (split != nullptr && layout.bytes != 0 && split->shared == nullptr) return Status::kNullPointer;
 
   using internal::Overlap;
   using internal::RangeOf;
@@ -87,9 +122,12 @@ Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k,
                                         RangeOf(desc.additive_mask, bytes.mask)};
   const internal::ByteRange out_range = RangeOf(out, bytes.out);
   const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
-  if (Overlap(out_range, ws_range)) return Status::kOverlap;
+  const internal::ByteRange shared_range = RangeOf(split != nullptr ? split->shared : nullptr, layout.bytes);
+  if (Overlap(out_range, ws_range) || Overlap(shared_range, out_range) || Overlap(shared_range, ws_range)) {
+    return Status::kOverlap;
+  }
   for (const internal::ByteRange& in : inputs) {
-    if (Overlap(out_range, in) || Overlap(ws_range, in)) return Status::kOverlap;
+    if (Overlap(out_range, in) || Overlap(ws_range, in) || Overlap(shared_range, in)) return Status::kOverlap;
   }
   return Status::kOk;
 }
@@ -115,12 +153,14 @@ Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, c
 HWY_EXPORT(AttentionForward);
 HWY_EXPORT(AttentionWeightsForward);
 HWY_EXPORT(AttentionPathOf);
+HWY_EXPORT(AttentionPartForward);
+HWY_EXPORT(AttentionFinishForward);
 
 size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept {
   internal::AttentionProblem problem;
   AttentionBytes bytes;
   return CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) == Status::kOk
-             ? AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim)
+             ? AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim, desc.value_dim)
              : 0;
 }
 
@@ -132,6 +172,56 @@ Status Attention(const AttentionDesc& desc, const float* q, const float* k, cons
     HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
   }
   return status;
+}
+
+size_t AttentionPartCount(const AttentionDesc& desc) noexcept {
+  internal::AttentionProblem problem;
+  AttentionBytes bytes;
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return 0;
+  return SplitFits(desc, &grid, &layout) ? grid.count : 0;
+}
+
+size_t AttentionSharedSize(const AttentionDesc& desc) noexcept {
+  internal::AttentionProblem problem;
+  AttentionBytes bytes;
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return 0;
+  return SplitFits(desc, &grid, &layout) ? layout.bytes : 0;
+}
+
+Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k, const float* v,
+                     float* out, void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
+  internal::AttentionProblem problem;
+  const SplitArgs split{part, shared, shared_size};
+  const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem, &split);
+  if (status == Status::kOk) {
+    HWY_DYNAMIC_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
+                                               shared == nullptr ? nullptr : internal::AlignedScratch(shared),
+                                               internal::AlignedScratch(workspace));
+  }
+  return status;
+}
+
+Status AttentionFinish(const AttentionDesc& desc, void* shared, size_t shared_size, float* out) noexcept {
+  if (out == nullptr) return Status::kNullPointer;
+  internal::AttentionProblem problem;
+  AttentionBytes bytes;
+  Status status = CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes);
+  if (status != Status::kOk) return status;
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  if (!SplitFits(desc, &grid, &layout)) return Status::kInvalidShape;
+  if (shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
+  if (layout.bytes == 0) return Status::kOk;
+  if (shared == nullptr) return Status::kNullPointer;
+  if (internal::Overlap(internal::RangeOf(out, bytes.out), internal::RangeOf(shared, layout.bytes))) {
+    return Status::kOverlap;
+  }
+  HWY_DYNAMIC_DISPATCH(AttentionFinishForward)(problem, internal::AlignedScratch(shared), out);
+  return Status::kOk;
 }
 
 namespace internal {

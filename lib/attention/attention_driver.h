@@ -51,6 +51,15 @@ inline size_t VisibleKeys(const AttentionProblem& p, size_t i) {
 // random data the relative error per row drops from 1.5e-6 to below 1e-6, for one addition per 32 FMAs.
 constexpr size_t kKeyBlock = 32;
 
+// The query heads [h_begin, h_end) and rows [i_begin, i_end) a call (the whole problem) or a part of the work
+// split (lib/attention/attention_split.h) computes.
+struct AttentionRange {
+  size_t h_begin, h_end;
+  size_t i_begin, i_end;
+};
+
+inline AttentionRange WholeProblem(const AttentionProblem& p) { return AttentionRange{0, p.num_heads, 0, p.q_len}; }
+
 inline bool KeyMasked(const float* mask_row, size_t j) { return mask_row != nullptr && mask_row[j] == -kInfinity; }
 
 inline float* AlignedScratch(void* workspace) {
@@ -77,10 +86,16 @@ void AttentionRow(const AttentionProblem& p, const float* q, const float* k, con
 
 template <class Kernels>
 void AttentionRows(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
-                   float* scores) {
-  for (size_t i = 0; i < p.q_len; ++i) {
-    for (size_t h = 0; h < p.num_heads; ++h) AttentionRow<Kernels>(p, q, k, v, out, scores, i, h);
+                   float* scores, const AttentionRange& r) {
+  for (size_t i = r.i_begin; i < r.i_end; ++i) {
+    for (size_t h = r.h_begin; h < r.h_end; ++h) AttentionRow<Kernels>(p, q, k, v, out, scores, i, h);
   }
+}
+
+template <class Kernels>
+void AttentionRows(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
+                   float* scores) {
+  AttentionRows<Kernels>(p, q, k, v, out, scores, WholeProblem(p));
 }
 
 template <class Kernels>

@@ -190,8 +190,9 @@ HWY_INLINE void PackedSmallPvWide(D d, const PackedSmallHead& t, hn::Vec<D> w, s
 }
 
 // scores: the workspace (kv_len floats), used only for the rows of a block whose scores are not all finite.
+// Heads and rows of `range` (range.i_begin a multiple of R: 0, or of kAttentionRowBlock).
 inline void PackedSmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                                 float* out, float* scores) {
+                                 float* out, float* scores, const internal::AttentionRange& range) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   constexpr size_t N = hn::MaxLanes(d);  // 8 or 16: two or four rows per vector
@@ -211,14 +212,15 @@ inline void PackedSmallAttention(const internal::AttentionProblem& p, const floa
   const auto key_exists = hn::RebindMask(d, hn::Lt(key, hn::Set(di, static_cast<int32_t>(p.kv_len))));
   const auto inf = hn::Set(d, internal::kInfinity);
   const auto vscale = hn::Set(d, p.scale);
-  for (size_t h = 0; h < p.num_heads; ++h) {
+  static_assert(kAttentionRowBlock % R == 0, "a part's rows start at a block of R rows");
+  for (size_t h = range.h_begin; h < range.h_end; ++h) {
     const size_t g = h / group;
     t.q = q + h * p.head_dim;
     t.k = k + g * p.head_dim;
     t.v = v + g * p.value_dim;
     t.out = out + h * p.value_dim;
-    for (size_t i0 = 0; i0 < p.q_len; i0 += R) {
-      const size_t rows = p.q_len - i0 < R ? p.q_len - i0 : R;
+    for (size_t i0 = range.i_begin; i0 < range.i_end; i0 += R) {
+      const size_t rows = range.i_end - i0 < R ? range.i_end - i0 : R;
       const auto s = hn::Mul(PackedSmallScores(d, t, i0, rows), vscale);
       auto valid = key_exists;
       if (p.causal) {
@@ -241,7 +243,7 @@ inline void PackedSmallAttention(const internal::AttentionProblem& p, const floa
 }
 #else
 inline void PackedSmallAttention(const internal::AttentionProblem&, const float*, const float*, const float*, float*,
-                                 float*) {}
+                                 float*, const internal::AttentionRange&) {}
 #endif
 
 }  // namespace HWY_NAMESPACE

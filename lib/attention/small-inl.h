@@ -117,8 +117,10 @@ HWY_INLINE void SmallPv(D d, hn::Vec<D> w, size_t n, const float* mask_row, cons
 }
 
 // scores: the workspace (kv_len floats), used only for a row whose scores are not all finite.
+// Heads and rows of `range` (rows in pairs from range.i_begin: each row's result is its own, the pairing only
+// overlaps two rows' chains).
 inline void SmallAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                           float* out, float* scores) {
+                           float* out, float* scores, const internal::AttentionRange& range) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const size_t group = p.num_heads / p.num_kv_heads;
@@ -127,7 +129,7 @@ inline void SmallAttention(const internal::AttentionProblem& p, const float* q, 
   const size_t v_stride = p.num_kv_heads * p.value_dim;
   const size_t out_stride = p.num_heads * p.value_dim;
   HWY_ALIGN float kt[kSmallKtFloats];
-  for (size_t g = 0; g < p.num_kv_heads; ++g) {
+  for (size_t g = range.h_begin / group; g * group < range.h_end; ++g) {
     // K^T by scalar copies: on this suite's Xeon a 16-lane gather cost more than the rest of a 4x4 call
     // (microcode-assisted gathers). Padding lanes are 0; their scores are replaced by -inf below.
     for (size_t c = 0; c < p.head_dim; ++c) hn::Store(hn::Zero(d), d, kt + c * N);
@@ -136,7 +138,9 @@ inline void SmallAttention(const internal::AttentionProblem& p, const float* q, 
       for (size_t c = 0; c < p.head_dim; ++c) kt[c * N + j] = k_row[c];
     }
     const float* v_head = v + g * p.value_dim;
-    for (size_t h = g * group; h < (g + 1) * group; ++h) {
+    const size_t h_begin = g * group > range.h_begin ? g * group : range.h_begin;
+    const size_t h_end = (g + 1) * group < range.h_end ? (g + 1) * group : range.h_end;
+    for (size_t h = h_begin; h < h_end; ++h) {
       const auto row = [&](size_t i, float*& out_row, const float*& mask_row, size_t& n, hn::Vec<decltype(d)>& s) {
         n = internal::VisibleKeys(p, i);
         out_row = out + i * out_stride + h * p.value_dim;
@@ -149,13 +153,13 @@ inline void SmallAttention(const internal::AttentionProblem& p, const float* q, 
       // Two rows at a time: their chains (scores, max, exp, sum, division, P V) are independent, and side by
       // side in one block the core overlaps them. An odd last row goes alone (its partner's chain runs on zeros
       // and is discarded).
-      for (size_t i = 0; i < p.q_len; i += 2) {
+      for (size_t i = range.i_begin; i < range.i_end; i += 2) {
         float *out0, *out1 = nullptr;
         const float *mask0, *mask1 = nullptr;
         size_t n0, n1 = 0;
         hn::Vec<decltype(d)> s0, s1 = hn::Zero(d);
         const bool live0 = row(i, out0, mask0, n0, s0);
-        const bool live1 = i + 1 < p.q_len && row(i + 1, out1, mask1, n1, s1);
+        const bool live1 = i + 1 < range.i_end && row(i + 1, out1, mask1, n1, s1);
         bool ok0 = true, ok1 = true;
         const auto w0 = SmallWeights(d, s0, ok0);
         const auto w1 = SmallWeights(d, s1, ok1);

@@ -345,8 +345,12 @@ void TiledBlock(const HeadView& t, size_t i0, size_t nb) {
   TiledFinishBlock<kTwo>(d, t, i0, nb, l0, l1, bad, divided);
 }
 
+// Heads and rows of `range`. A block belongs to the range whose rows hold its first row: blocks start at multiples
+// of qb as in the whole call, so a part of the work split (range.i_begin a multiple of kAttentionRowBlock) runs the
+// same blocks, with the same bits, as the single call; when qb divides kAttentionRowBlock (every power-of-two
+// vector) the blocks stay inside the range.
 inline void TiledAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                           float* out, float* ws) {
+                           float* out, float* ws, const internal::AttentionRange& range) {
   const TiledTag d;
   const size_t N = hn::Lanes(d);
   const bool two = p.q_len > N;
@@ -365,13 +369,14 @@ inline void TiledAttention(const internal::AttentionProblem& p, const float* q, 
   t.visible = t.lsum;
   t.bad_flags = t.alpha;
   const size_t group = p.num_heads / p.num_kv_heads;
-  for (size_t h = 0; h < p.num_heads; ++h) {
+  const size_t first_block = (range.i_begin + qb - 1) / qb * qb;
+  for (size_t h = range.h_begin; h < range.h_end; ++h) {
     const size_t g = h / group;
     t.q = q + h * p.head_dim;
     t.k = k + g * p.head_dim;
     t.v = v + g * p.value_dim;
     t.out = out + h * p.value_dim;
-    for (size_t i0 = 0; i0 < p.q_len; i0 += qb) {
+    for (size_t i0 = first_block; i0 < range.i_end; i0 += qb) {
       const size_t nb = p.q_len - i0 < qb ? p.q_len - i0 : qb;
       if (two) {
         TiledBlock<true>(t, i0, nb);

@@ -117,6 +117,28 @@ edgeattn_status edgeattn_attention_weights(const edgeattn_attention_desc* desc, 
   return ToC(edgeattn::AttentionWeights(FromC(*desc), q, k, weights));
 }
 
+size_t edgeattn_attention_part_count(const edgeattn_attention_desc* desc) {
+  return desc == NULL ? 0 : edgeattn::AttentionPartCount(FromC(*desc));
+}
+
+size_t edgeattn_attention_shared_size(const edgeattn_attention_desc* desc) {
+  return desc == NULL ? 0 : edgeattn::AttentionSharedSize(FromC(*desc));
+}
+
+edgeattn_status edgeattn_attention_part(const edgeattn_attention_desc* desc, size_t part, const float* q,
+                                        const float* k, const float* v, float* out, void* shared, size_t shared_size,
+                                        void* workspace, size_t workspace_size) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionPart(FromC(*desc), part, q, k, v, out, shared, shared_size, workspace,
+                                     workspace_size));
+}
+
+edgeattn_status edgeattn_attention_finish(const edgeattn_attention_desc* desc, void* shared, size_t shared_size,
+                                          float* out) {
+  if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionFinish(FromC(*desc), shared, shared_size, out));
+}
+
 edgeattn_status edgeattn_softmax(const float* in, float* out, size_t rows, size_t cols) {
   return ToC(edgeattn::Softmax(in, out, rows, cols));
 }
@@ -228,6 +250,28 @@ edgeattn_status edgeattn_attention_cached(const edgeattn_attention_desc* desc, c
                                           size_t workspace_size) {
   if (desc == NULL || cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
   return ToC(edgeattn::AttentionCached(FromC(*desc), q, FromC(*cache), out, workspace, workspace_size));
+}
+
+size_t edgeattn_attention_cached_part_count(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache) {
+  return desc == NULL || cache == NULL ? 0 : edgeattn::AttentionCachedPartCount(FromC(*desc), FromC(*cache));
+}
+
+size_t edgeattn_attention_cached_shared_size(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache) {
+  return desc == NULL || cache == NULL ? 0 : edgeattn::AttentionCachedSharedSize(FromC(*desc), FromC(*cache));
+}
+
+edgeattn_status edgeattn_attention_cached_part(const edgeattn_attention_desc* desc, size_t part, const float* q,
+                                               const edgeattn_kv_cache* cache, float* out, void* shared,
+                                               size_t shared_size, void* workspace, size_t workspace_size) {
+  if (desc == NULL || cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionCachedPart(FromC(*desc), part, q, FromC(*cache), out, shared, shared_size, workspace,
+                                           workspace_size));
+}
+
+edgeattn_status edgeattn_attention_cached_finish(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache,
+                                                 void* shared, size_t shared_size, float* out) {
+  if (desc == NULL || cache == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::AttentionCachedFinish(FromC(*desc), FromC(*cache), shared, shared_size, out));
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "edgeattn/kv_cache.h"
+#include "lib/attention/attention_split.h"
 #include "lib/common/checks.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_cache_storage.h"
@@ -226,10 +227,9 @@ Status CheckCachedArguments(const AttentionDesc& desc, const internal::KvCacheSt
   return Status::kOk;
 }
 
-Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
-                   const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p) {
-  const internal::KvCacheState& s = cache.state();
-  if (q == nullptr || out == nullptr || s.storage == nullptr) return Status::kNullPointer;
+// The call's problem from the descriptor and the cache, without pointers: shape, the cache's state, arguments.
+Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheState& s,
+                          internal::KvAttentionProblem* p) {
   uint64_t oldest = 0;
   Status status = CheckCacheShape(s.desc);
   if (status == Status::kOk) status = CheckCachedDesc(desc, s);
@@ -252,9 +252,59 @@ Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cac
   if (state_status != Status::kOk) return state_status;
   status = CheckCachedArguments(desc, s);
   if (status != Status::kOk) return status;
+  p->storage = static_cast<const unsigned char*>(s.storage);
+  p->num_heads = desc.num_heads;
+  p->group = desc.num_heads / s.desc.num_kv_heads;
+  p->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
+  return Status::kOk;
+}
+
+// The work split of a valid call (attention_split.h over kv heads and the visible positions); kInvalidShape when
+// its count or shared bytes overflow size_t.
+Status SplitOf(const internal::KvAttentionProblem& p, internal::PartGrid* grid, internal::SharedLayout* layout) {
+  size_t first_lo, last_hi, unused;
+  internal::KvVisible(p, 0, &first_lo, &unused);
+  internal::KvVisible(p, p.q_len - 1, &unused, &last_hi);
+  *grid = internal::MakePartGrid(p.layout.heads, p.q_len, last_hi - first_lo, false, p.causal);
+  *layout = internal::MakeSharedLayout(p.num_heads * p.q_len, grid->chunks, p.layout.value_dim);
+  return grid->count == 0 || (grid->chunks > 1 && layout->bytes == 0) ? Status::kInvalidShape : Status::kOk;
+}
+
+Status CheckCachedSplit(const AttentionDesc& desc, const KvCache& cache, internal::KvAttentionProblem* p,
+                        internal::PartGrid* grid, internal::SharedLayout* layout) {
+  const internal::KvCacheState& s = cache.state();
+  if (s.storage == nullptr) return Status::kNullPointer;
+  const Status status = CheckCachedProblem(desc, s, p);
+  return status != Status::kOk ? status : SplitOf(*p, grid, layout);
+}
+
+// AttentionCached's checks; with split != null those of a part: its index after the arguments (kInvalidArgument),
+// the shared buffer's size with the workspace's (kWorkspaceTooSmall), its overlaps last.
+struct SplitArgs {
+  size_t part;
+  const void* shared;
+  size_t shared_size;
+};
+
+Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
+                   const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p,
+                   const SplitArgs* split = nullptr) {
+  const internal::KvCacheState& s = cache.state();
+  if (q == nullptr || out == nullptr || s.storage == nullptr) return Status::kNullPointer;
+  Status status = CheckCachedProblem(desc, s, p);
+  if (status != Status::kOk) return status;
+  internal::PartGrid grid{};
+  internal::SharedLayout layout{};
+  if (split != nullptr) {
+    status = SplitOf(*p, &grid, &layout);
+    if (status != Status::kOk) return status;
+    if (split->part >= grid.count) return Status::kInvalidArgument;
+  }
   const size_t workspace_bytes = WorkspaceBytes(desc, s.desc);
   if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (split != nullptr && split->shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
   if (workspace == nullptr) return Status::kNullPointer;
+  if (split != nullptr && layout.bytes != 0 && split->shared == nullptr) return Status::kNullPointer;
 
   // Both products fit: CheckCachedDesc checked them.
   const size_t q_bytes = desc.q_len * desc.num_heads * desc.head_dim * sizeof(float);
@@ -265,20 +315,23 @@ Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cac
   const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
   const internal::ByteRange q_range = RangeOf(q, q_bytes);
   const internal::ByteRange storage_range = RangeOf(s.storage, KvCacheStorageSize(s.desc));
+  const internal::ByteRange shared_range = RangeOf(split != nullptr ? split->shared : nullptr, layout.bytes);
   if (Overlap(out_range, ws_range) || Overlap(out_range, q_range) || Overlap(out_range, storage_range) ||
       Overlap(ws_range, q_range) || Overlap(ws_range, storage_range)) {
     return Status::kOverlap;
   }
-  p->storage = static_cast<const unsigned char*>(s.storage);
-  p->num_heads = desc.num_heads;
-  p->group = desc.num_heads / s.desc.num_kv_heads;
-  p->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
+  if (Overlap(shared_range, out_range) || Overlap(shared_range, ws_range) || Overlap(shared_range, q_range) ||
+      Overlap(shared_range, storage_range)) {
+    return Status::kOverlap;
+  }
   return Status::kOk;
 }
 
 }  // namespace
 
 HWY_EXPORT(KvAttentionForward);
+HWY_EXPORT(KvAttentionPartForward);
+HWY_EXPORT(KvAttentionFinishForward);
 
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
   const internal::KvCacheState& s = cache.state();
@@ -291,10 +344,56 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 
 Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out, void* workspace,
                        size_t workspace_size) noexcept {
-  internal::KvAttentionProblem p;
+  internal::KvAttentionProblem p{};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
   if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
   return status;
+}
+
+size_t AttentionCachedPartCount(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  internal::KvAttentionProblem p{};
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  return CheckCachedSplit(desc, cache, &p, &grid, &layout) == Status::kOk ? grid.count : 0;
+}
+
+size_t AttentionCachedSharedSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  internal::KvAttentionProblem p{};
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  return CheckCachedSplit(desc, cache, &p, &grid, &layout) == Status::kOk ? layout.bytes : 0;
+}
+
+Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* q, const KvCache& cache, float* out,
+                           void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
+  internal::KvAttentionProblem p{};
+  const SplitArgs split{part, shared, shared_size};
+  const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p, &split);
+  if (status == Status::kOk) {
+    HWY_DYNAMIC_DISPATCH(KvAttentionPartForward)(p, part, q, out,
+                                                 shared == nullptr ? nullptr : internal::AlignedScratch(shared),
+                                                 internal::AlignedScratch(workspace));
+  }
+  return status;
+}
+
+Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, void* shared, size_t shared_size,
+                             float* out) noexcept {
+  if (out == nullptr || cache.state().storage == nullptr) return Status::kNullPointer;
+  internal::KvAttentionProblem p{};
+  internal::PartGrid grid;
+  internal::SharedLayout layout;
+  const Status status = CheckCachedSplit(desc, cache, &p, &grid, &layout);
+  if (status != Status::kOk) return status;
+  if (shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
+  if (layout.bytes == 0) return Status::kOk;
+  if (shared == nullptr) return Status::kNullPointer;
+  const size_t out_bytes = desc.q_len * desc.num_heads * desc.value_dim * sizeof(float);  // checked: it fits
+  if (internal::Overlap(internal::RangeOf(out, out_bytes), internal::RangeOf(shared, layout.bytes))) {
+    return Status::kOverlap;
+  }
+  HWY_DYNAMIC_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
+  return Status::kOk;
 }
 
 namespace scalar {
@@ -305,7 +404,7 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 
 Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out, void* workspace,
                        size_t workspace_size) noexcept {
-  internal::KvAttentionProblem p;
+  internal::KvAttentionProblem p{};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
   if (status == Status::kOk) internal::KvAttentionScalar(p, q, out, internal::AlignedScratch(workspace));
   return status;

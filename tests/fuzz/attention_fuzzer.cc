@@ -34,12 +34,12 @@ Status ExpectedStatus(const AttentionDesc& d, size_t workspace_size, bool with_w
     return Status::kInvalidShape;
   }
   // Attention's workspace is a byte count too (attention.h: AttentionWorkspaceBytes is 0 when it overflows).
-  if (with_workspace && edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim) == 0)
+  if (with_workspace && edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim) == 0)
     return Status::kInvalidShape;
   if (d.num_heads % kv_heads != 0) return Status::kInvalidArgument;
   if (!(d.scale >= 0.0f) || std::isinf(d.scale)) return Status::kInvalidArgument;
   if (d.mask != MaskKind::kNone && d.mask != MaskKind::kCausal) return Status::kInvalidArgument;
-  if (with_workspace && workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim)) {
+  if (with_workspace && workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim)) {
     return Status::kWorkspaceTooSmall;
   }
   return Status::kOk;
@@ -116,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     }
   }
 
-  const size_t need = usable ? edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim) : 64;
+  const size_t need = usable ? edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim) : 64;
   const size_t ws_size = short_workspace && need > 0 ? need - 1 : need;
   std::vector<unsigned char> ws(ws_size + 1);
   const size_t out_size = usable ? d.q_len * d.num_heads * d.value_dim : 4;
