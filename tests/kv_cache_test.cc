@@ -474,8 +474,11 @@ TEST_P(KvCacheTest, AttentionErrorsChangeNothing) {
   auto run = [&](const AttentionDesc& d, const float* qp, const KvCache& cache, float* o, void* w, size_t ws_size) {
     return api().attention_cached(d, qp, cache, o, w, ws_size);
   };
-  // Empty cache.
+  // Empty cache, also with an unknown mask kind (shape comes before argument; found by kv_cache_fuzzer).
   EXPECT_EQ(run(good, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
+  AttentionDesc unknown_mask = good;
+  unknown_mask.mask = static_cast<MaskKind>(5);
+  EXPECT_EQ(run(unknown_mask, q.data(), tc.cache, out.data(), ws.data(), need), Status::kInvalidShape);
   ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 6), Status::kOk);
   const Unchanged before(tc);
   EXPECT_EQ(run(good, nullptr, tc.cache, out.data(), ws.data(), need), Status::kNullPointer);

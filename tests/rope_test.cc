@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -283,6 +284,15 @@ TEST_P(RopeTest, WithTableBadInputsLeaveXUntouched) {
   const edgeattn::RopeTableView copy_view{copy.data(), 16, 0, 48};
   EXPECT_EQ(api().rope_with_table(desc, copy_view, copy.data() + 100, 1, 0), Status::kOverlap);
   EXPECT_EQ(api().rope_with_table(desc, table, x, 2, 46), Status::kOk);  // the last two rows
+  // desc.base is not read by the table variant: an invalid base rotates as base 0 does (found by layers_fuzzer).
+  for (const float base : {1.0f, -3.0f, kNaN}) {
+    float a[32], b[32];
+    for (int i = 0; i < 32; ++i) a[i] = b[i] = static_cast<float>(i);
+    EXPECT_EQ(api().rope_with_table(MakeRope(1, 16, 0, base, RopeLayout::kInterleaved), table, a, 2, 3), Status::kOk)
+        << base;
+    EXPECT_EQ(api().rope_with_table(desc, table, b, 2, 3), Status::kOk);
+    EXPECT_EQ(std::memcmp(a, b, sizeof(a)), 0) << base;
+  }
   // RopeTableFill's own checks.
   float t[16];
   EXPECT_EQ(edgeattn::RopeTableFill(16, 0.0f, 0, 1, nullptr), Status::kNullPointer);

@@ -237,8 +237,9 @@ Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheStat
   // What the cache can answer (its length; positions still held), where the mask kind says which are seen.
   const Status state_status = CheckCacheState(s, &oldest);
   const bool known_mask = desc.mask == MaskKind::kNone || desc.mask == MaskKind::kCausal;
+  // An empty cache is a shape error whatever the mask kind (an unknown kind is only an argument error, later).
+  if (state_status == Status::kOk && s.length == 0) return Status::kInvalidShape;
   if (state_status == Status::kOk && known_mask) {
-    if (s.length == 0) return Status::kInvalidShape;
     if (desc.mask == MaskKind::kCausal && desc.q_len > s.length) return Status::kInvalidShape;
     p->layout = internal::MakeKvLayout(s.desc);
     p->length = s.length;

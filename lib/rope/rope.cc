@@ -19,7 +19,9 @@ namespace {
 
 constexpr float kDefaultRopeBase = 10000.0f;
 
-Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, size_t first_position,
+// read_base false (the table variant): desc.base is neither checked nor turned into log_base, as rope.h states
+// (the table holds the angles; on cores without a double FPU the log would be software-emulated for nothing).
+Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, size_t first_position, bool read_base,
                        internal::RopeProblem* problem) {
   if (x == nullptr) return Status::kNullPointer;
   size_t bytes = 0;
@@ -30,7 +32,7 @@ Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, siz
   const size_t rotary_dim = desc.rotary_dim != 0 ? desc.rotary_dim : desc.head_dim;
   if (rotary_dim % 2 != 0 || rotary_dim > desc.head_dim) return Status::kInvalidArgument;
   const float base = desc.base != 0.0f ? desc.base : kDefaultRopeBase;
-  if (!internal::IsFinite(base) || !(base > 1.0f)) return Status::kInvalidArgument;
+  if (read_base && (!internal::IsFinite(base) || !(base > 1.0f))) return Status::kInvalidArgument;
   const int layout = static_cast<int>(desc.layout);
   if (layout != static_cast<int>(RopeLayout::kInterleaved) && layout != static_cast<int>(RopeLayout::kHalf)) {
     return Status::kInvalidArgument;
@@ -39,7 +41,7 @@ Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, siz
   problem->num_heads = desc.num_heads;
   problem->head_dim = desc.head_dim;
   problem->rotary_dim = rotary_dim;
-  problem->log_base = internal::LogDouble(static_cast<double>(base));
+  problem->log_base = read_base ? internal::LogDouble(static_cast<double>(base)) : 0.0;
   problem->half = desc.layout == RopeLayout::kHalf;
   return Status::kOk;
 }
@@ -59,7 +61,7 @@ Status RopeWithTableImpl(const RopeDesc& desc, const RopeTableView& table, float
                          size_t first_position) {
   if (x == nullptr || table.data == nullptr) return Status::kNullPointer;
   internal::RopeProblem problem;
-  Status status = MakeRopeProblem(desc, x, seq_len, first_position, &problem);
+  Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/false, &problem);
   if (status != Status::kOk) return status;
   size_t table_bytes = 0;
   if (table.rotary_dim != problem.rotary_dim || table.first_position > first_position || table.positions < seq_len ||
@@ -103,7 +105,7 @@ HWY_EXPORT(RopeRows);
 
 Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_position) noexcept {
   internal::RopeProblem problem;
-  const Status status = MakeRopeProblem(desc, x, seq_len, first_position, &problem);
+  const Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/true, &problem);
   if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(RopeRows)(problem, x, seq_len, first_position);
   return status;
 }
@@ -111,7 +113,7 @@ Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_positio
 namespace scalar {
 Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_position) noexcept {
   internal::RopeProblem problem;
-  const Status status = MakeRopeProblem(desc, x, seq_len, first_position, &problem);
+  const Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/true, &problem);
   if (status == Status::kOk) internal::RopeScalar(problem, x, seq_len, first_position);
   return status;
 }
