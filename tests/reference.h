@@ -107,7 +107,8 @@ inline RefAttentionRow RefAttention(const edgeattn::AttentionDesc& desc, const f
     }
     row.bound[c] = 2 * row.sigma * spread +
                    (kSoftmaxEta + (9.0 / 8.0 * static_cast<double>(keys.size()) + 1) * u) * magnitude +
-                   static_cast<double>(std::numeric_limits<float>::min()) * plain;
+                   static_cast<double>(std::numeric_limits<float>::min()) * plain +
+                   (static_cast<double>(keys.size()) + 1) * 0x1p-149;  // gradual underflow, the output's included
   }
   return row;
 }

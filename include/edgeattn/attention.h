@@ -120,10 +120,11 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // Error bound, per output element c of query row (i, h), with s_j, p_j, o_c the exact scores, weights and
 // output computed from the float inputs, J the set of keys the row sees, u = 2^-24:
 //   |out_c - o_c| <= 2*sigma * sum_{j in J} p_j |v_jc - o_c| + (eta + (9|J|/8 + 1)*u) * sum_{j in J} p_j |v_jc|
-//                    + FLT_MIN * sum_{j in J} |v_jc|
+//                    + FLT_MIN * sum_{j in J} |v_jc| + (|J| + 1) * 2^-149
 //   sigma = (head_dim + 2)*u * max_{j in J} (scale * sum_t |q_t k_jt| + |M_ij|)   (error of the scores)
 //   eta   = 2^-21                                                                 (softmax: 4 ULP relative)
-// to first order in u. The first term is the conditioning of softmax (score errors move weight between keys,
+// to first order in u (the last term: gradual underflow of the products, the sums and the output itself, which
+// can be subnormal). The first term is the conditioning of softmax (score errors move weight between keys,
 // which matters as far as v_j differs from the output); the second is rounding of the weights and of the
 // weighted sum. The row path sums keys in blocks of 32, the tiled path in tiles of 64 keys and the decode path
 // in tiles of 256 within chunks of 512 keys, the chunks' partial sums then combined in order; their online

@@ -19,9 +19,9 @@ namespace edgeattn {
 // per row; software-emulated on cores without a double FPU, but never per element), and y = ((x * 2^k) * factor)
 // rounded to float, then times weight. Error bound per element, with y* the exact result on the same float
 // inputs and w = weight[j] (1 if null):
-//   |y - y*| <= (cols / 2 + 4) * u * |y*| + (cols + 2) * 2^-149 * |w|,   u = 2^-24.
+//   |y - y*| <= (cols / 2 + 4) * u * |y*| + (cols + 2) * 2^-149 * |w| + 2^-150,   u = 2^-24.
 // The first term is the relative error of the sum of squares (gamma(cols), halved by the square root) plus four
-// roundings; the second is gradual underflow. On SIMD units that flush subnormals to zero (ARMv7 NEON always;
+// roundings; the others are gradual underflow (2^-150: the output's own rounding when it is subnormal). On SIMD units that flush subnormals to zero (ARMv7 NEON always;
 // x86 if the caller sets FTZ/DAZ) inputs below FLT_MIN count as zero and the second term is (cols + 2) *
 // 2^-126 * |w| (see dot.h).
 // Special rows: an all-zero row (or, where subnormals flush, a row of subnormals) with eps = 0 gives zeros; a row
@@ -45,7 +45,7 @@ namespace edgeattn {
 // var* and y* exact on the same float inputs, rho = 1 / sqrt(var* + eps), w = weight[j] (1 if null), valid for
 // |x| <= 2^126:
 //   |y - y*| <= |w| * rho * ((cols / 2 + 7) * u * |x[j] - mu| + (cols + 8) * 2^-46 * max_i |x[i]|)
-//               + u * |y*| + (cols + 2) * 2^-149 * |w| * (1 + rho).
+//               + u * |y*| + (cols + 2) * 2^-149 * |w| * (1 + rho) + 2^-150.
 // The 2^-46 term is the float-float mean's own error; the last term is gradual underflow (on SIMD units that
 // flush subnormals: 2^-126 instead of 2^-149, and inputs below FLT_MIN count as zero).
 // Special rows: a row whose var + eps is 0 (a constant row with eps = 0) gives bias (zeros if bias is null); a row

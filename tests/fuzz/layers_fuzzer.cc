@@ -533,8 +533,8 @@ void FuzzRope(FuzzedDataProvider& data, bool table, int path) {
         const double mag = std::fabs(static_cast<double>(xa)) + std::fabs(static_cast<double>(xb));
         if (mag > 1e38) continue;
         const double pos_term = (static_cast<double>(p) + 1) * (table ? 0x1p-46 : 0x1p-44) * mag;
-        // Table variant: + 3 * 2^-150, the two products and the sum rounding in the subnormal range, which
-        // rope.h's purely relative bound omits (found by this harness; tests/README.md, Fuzzing).
+        // Table variant: + 3 * 2^-150, the two products and the sum rounding in the subnormal range (rope.h's
+        // term since this harness found it missing; tests/README.md, Fuzzing).
         const double table_underflow = 3 * 0x1p-150;
         const double bound_a = table ? 3 * 0x1p-24 * mag + pos_term + table_underflow : Ulp(ea) + pos_term;
         const double bound_b = table ? 3 * 0x1p-24 * mag + pos_term + table_underflow : Ulp(eb) + pos_term;
