@@ -36,8 +36,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Scores of GH query heads (q[h], into s[h]) against the tile's keys [0, nb), times scale. Eight accumulators:
 // slot h * (8 / GH) + t holds head h and key j + t, so each converted K vector feeds GH products.
 template <int kKind, size_t GH, class D>
-HWY_INLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k, size_t head_dim, size_t nb,
-                              float scale, float* const* s) {
+HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k, size_t head_dim, size_t nb,
+                                float scale, float* const* s) {
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
@@ -128,8 +128,8 @@ HWY_INLINE void KvFusedStore(D d, hn::Vec<D> x, float* o, size_t lanes, float al
 // Columns in DecodePv's blocks (8 vectors, one accumulator each; then 4, even and odd keys apart; then PvRow's
 // one vector at a time), each block's vectors split among the heads so that eight chains run.
 template <int kKind, size_t GH, class D>
-HWY_INLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedRows& v, float* const* out,
-                          size_t width, const float* alpha, bool rescale) {
+HWY_NOINLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedRows& v, float* const* out,
+                            size_t width, const float* alpha, bool rescale) {
   const size_t N = hn::Lanes(d);
   const size_t wrap = v.Wrap(n);
   size_t c = 0;
