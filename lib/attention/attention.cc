@@ -174,22 +174,25 @@ Status Attention(const AttentionDesc& desc, const float* q, const float* k, cons
   return status;
 }
 
-size_t AttentionPartCount(const AttentionDesc& desc) noexcept {
+namespace {
+// The split of a valid descriptor whose shared buffer fits in size_t; false otherwise.
+bool ValidSplit(const AttentionDesc& desc, internal::PartGrid* grid, internal::SharedLayout* layout) {
   internal::AttentionProblem problem;
   AttentionBytes bytes;
+  return CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) == Status::kOk && SplitFits(desc, grid, layout);
+}
+}  // namespace
+
+size_t AttentionPartCount(const AttentionDesc& desc) noexcept {
   internal::PartGrid grid;
   internal::SharedLayout layout;
-  if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return 0;
-  return SplitFits(desc, &grid, &layout) ? grid.count : 0;
+  return ValidSplit(desc, &grid, &layout) ? grid.count : 0;
 }
 
 size_t AttentionSharedSize(const AttentionDesc& desc) noexcept {
-  internal::AttentionProblem problem;
-  AttentionBytes bytes;
   internal::PartGrid grid;
   internal::SharedLayout layout;
-  if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return 0;
-  return SplitFits(desc, &grid, &layout) ? layout.bytes : 0;
+  return ValidSplit(desc, &grid, &layout) ? layout.bytes : 0;
 }
 
 Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k, const float* v,
