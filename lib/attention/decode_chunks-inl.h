@@ -196,14 +196,17 @@ HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s, float* acc
   const size_t n = internal::VisibleKeys(p, i);
   float* out_row = t.out + i * t.out_stride;
   if (n == 0) return internal::FillRow(out_row, p.value_dim, 0.0f);
-  size_t j_begin, j_end;
-  ChunkKeys(n, chunks, 0, &j_begin, &j_end);
-  DecodePartial st = DecodeChunk(d, t, i, j_begin, j_end, s, out_row, to_nearest);
-  for (size_t c = 1; c < chunks; ++c) {
+  DecodePartial st = EmptyPartial();
+  for (size_t c = 0; c < chunks; ++c) {  // one call site of DecodeChunk: its tile loop is inlined once
+    size_t j_begin, j_end;
     ChunkKeys(n, chunks, c, &j_begin, &j_end);
     if (j_begin >= j_end) break;  // the later chunks are empty too: combining them changes nothing
-    const DecodePartial part = DecodeChunk(d, t, i, j_begin, j_end, s, acc, to_nearest);
-    DecodeCombine(d, st, out_row, part, acc, p.value_dim);
+    const DecodePartial part = DecodeChunk(d, t, i, j_begin, j_end, s, c == 0 ? out_row : acc, to_nearest);
+    if (c == 0) {
+      st = part;
+    } else {
+      DecodeCombine(d, st, out_row, part, acc, p.value_dim);
+    }
   }
   DecodeFinishRow(d, st, out_row, p.value_dim);
 }
