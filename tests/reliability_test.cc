@@ -135,8 +135,8 @@ TEST_P(ReliabilityTest, RepeatedCallsGiveIdenticalBits) {
 
 TEST_P(ReliabilityTest, ConcurrentCallsGiveTheBitsOfSerialCalls) {
 #if !EDGEATTN_TEST_THREADS
-  GTEST_SKIP() << "threads disabled in this build (EDGEATTN_TEST_THREADS=OFF: bare metal, or qemu-aarch64 7.2, "
-                  "which hangs in pthread_create here)";
+  GTEST_SKIP() << "threads disabled in this build (EDGEATTN_TEST_THREADS=OFF: bare metal, or qemu-aarch64 7.2 "
+                  "with the cross toolchain's glibc, which hangs in pthread_create)";
 #else
   Rng rng;
   const Workload work(rng);

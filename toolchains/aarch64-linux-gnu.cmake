@@ -7,4 +7,12 @@ set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 # Multiarch: packages live in /usr/lib/aarch64-linux-gnu; this makes find_package look there, not in x86_64.
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# qemu-user 7.2 with the cross toolchain's glibc (libc6-arm64-cross, what -L /usr/aarch64-linux-gnu loads) never
+# returns from pthread_create; with the arm64 multiarch glibc (libc6:arm64, which libhwy-dev:arm64 brings) threads
+# run. So where the multiarch loader is installed the emulator finds it at the path the binaries name, without -L,
+# and the tests that start threads run (tests/CMakeLists.txt turns them off only when -L is needed).
+if(EXISTS /lib/ld-linux-aarch64.so.1)
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64)
+else()
+  set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+endif()
