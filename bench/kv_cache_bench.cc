@@ -2,7 +2,9 @@
 // f16 and int8, one KV head shared by 4 query heads (GQA), hot (the same cache every call) and cold; append
 // throughput. Each f16 and q8 case also times the SIMD path on an F32 cache of the same shape and contents as
 // implementation "f32_cache", so RegisterPairs pairs them (ratio counter "simd~f32_cache": the f32 cache's time / this one's);
-// each decode case also times one query head on the same cache as "one_query_head" (GQA's cost: "simd~one_query_head").
+// each decode case also times one query head on the same cache as "one_query_head" (GQA's cost: "simd~one_query_head");
+// each f32 decode case also times edgeattn_attention on plain arrays holding the same K and V as "uncached" (the
+// cache's own cost over today's decode path on the same bytes: "simd~uncached", the goal >= 0.95).
 // Every result is checked against a double-precision attention over the values the cache stores (Read) before
 // it is timed. Rows: kv_cache/decode/<type>/n=<n>,d=<d>,hot|cold, kv_cache/prefill16/..., and
 // kv_cache/append16/<type>/d=<d>. Cold calls rotate through copies of the cache filling 256 MiB.
@@ -86,8 +88,39 @@ constexpr size_t kColdBytes = size_t{256} << 20;
 
 // Attention of q_len queries (the last q_len positions) against a cache of n positions; cold: copies of the cache
 // (same bytes: the storage holds no pointer) used in turn.
+// The same decode (q_len = 1, the last position: every key visible) by edgeattn_attention on plain K and V arrays
+// holding the values the cache stores, [K | V] per copy, cold calls rotating through copies as the cache's do.
+void Uncached(benchmark::State& state, const BenchCache& bc, const Floats& q, size_t heads, bool cold) {
+  const size_t n = bc.cache.length(), dim = bc.cache.desc().head_dim;
+  Floats one(2 * n * dim);
+  for (size_t p = 0; p < n; ++p) {
+    if (bc.cache.Read(p, &one[p * dim], &one[(n + p) * dim]) != Status::kOk) return state.SkipWithError("read");
+  }
+  const size_t copies = cold ? std::max<size_t>(2, kColdBytes / (one.size() * sizeof(float))) : 1;
+  std::vector<float, CacheAligned<float>> pool(copies * one.size());
+  for (size_t c = 0; c < copies; ++c) std::copy(one.begin(), one.end(), pool.begin() + static_cast<std::ptrdiff_t>(c * one.size()));
+  edgeattn::AttentionDesc desc;
+  desc.q_len = 1;
+  desc.kv_len = n;
+  desc.head_dim = desc.value_dim = dim;
+  desc.num_heads = heads;
+  desc.num_kv_heads = 1;
+  desc.mask = edgeattn::MaskKind::kNone;  // one query at the last position sees every key, as the cached call's
+  std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(desc));
+  Floats out(heads * dim);
+  size_t next = 0;
+  auto run = [&] {
+    const float* k = pool.data() + (next++ % copies) * one.size();
+    return edgeattn::Attention(desc, q.data(), k, k + n * dim, out.data(), ws.data(), ws.size());
+  };
+  const Status s = run();
+  if (s != Status::kOk) return state.SkipWithError(edgeattn::StatusString(s));
+  TimeIfRight(state, CachedError(bc.cache, q.data(), 1, heads, dim, out.data()), kKvTolerance, run,
+              4.0 * static_cast<double>(dim * n * heads), static_cast<double>(one.size() * sizeof(float)), 0);
+}
+
 void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len, bool cold,
-            size_t heads = kQueryHeads) {
+            size_t heads = kQueryHeads, bool uncached = false) {
   static std::vector<std::unique_ptr<BenchCache>> caches;  // kept for the process: same addresses every run
   BenchCache* bc = nullptr;
   for (auto& c : caches) {
@@ -99,6 +132,7 @@ void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t 
   }
   if (bc->storage.empty()) return state.SkipWithError("cache setup failed");
   const Floats q = Random(q_len * heads * dim, -1, 1, 703);
+  if (uncached) return Uncached(state, *bc, q, heads, cold);
   Floats out(q_len * heads * dim);
   edgeattn::AttentionDesc desc;
   desc.q_len = q_len;
@@ -179,6 +213,10 @@ void RegisterKvCache() {
             if (q_len == 1) {
               Register(name, "one_query_head",
                        [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len, cold, 1); });
+            }
+            if (q_len == 1 && type == KvType::kF32) {
+              Register(name, "uncached",
+                       [=](benchmark::State& s) { Cached(s, false, type, n, dim, q_len, cold, kQueryHeads, true); });
             }
           }
         }
