@@ -22,7 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/attention/decode-inl.h"
 #include "lib/common/simd_tail-inl.h"
@@ -34,26 +33,11 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Asks for every cache line of a stored row of `width` elements (a prefetch never faults and changes no value).
-template <int kKind>
-HWY_INLINE void KvFusedPrefetchRow(const unsigned char* row, size_t width) {
-  const size_t bytes = width * (kKind == kKvFusedF32 ? 4 : kKind == kKvFusedF16 ? 2 : 1);
-  for (size_t o = 0; o < bytes; o += 64) hwy::Prefetch(row + o);
-  // A row not starting on a 64-byte line ends in one more line.
-  if (reinterpret_cast<uintptr_t>(row) % 64 + (bytes - 1) % 64 >= 64) hwy::Prefetch(row + bytes - 1);
-}
-
 // Scores of GH query heads (q[h], into s[h]) against the tile's keys [0, nb), times scale. Eight accumulators:
 // slot h * (8 / GH) + t holds head h and key j + t, so each converted K vector feeds GH products.
-// With pull_v, each pass also asks for the whole rows of V (value_dim elements) of its keys: with GH > 1 heads
-// KvFusedPv walks a tile's V rows in value_dim / ((8 / GH) N) column passes (four with 4 heads), each reading
-// one or two lines of every row, so from memory each pass was a strided stream waiting on its misses after the
-// scores had waited on K's; asked for here, V's lines arrive while the scores compute (docs/performance.md,
-// step K2).
 template <int kKind, size_t GH, class D>
 HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k, size_t head_dim, size_t nb,
-                                float scale, float* const* s, const KvFusedRows& v, size_t value_dim, bool pull_v) {
-  (void)v, (void)value_dim, (void)pull_v;  // HWY_SCALAR: no passes
+                                float scale, float* const* s) {
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
@@ -66,9 +50,6 @@ HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k
     for (size_t t = 0; t < KK; ++t) {
       r[t] = k.Row(j + t);
       sc[t] = kKind == kKvFusedQ8 ? k.Scale(j + t) : 0.0f;
-    }
-    if (pull_v) {
-      for (size_t t = 0; t < KK; ++t) KvFusedPrefetchRow<kKind>(v.Row(j + t), value_dim);
     }
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
     auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
@@ -289,10 +270,6 @@ HWY_INLINE void KvFusedTileRow(D d, const internal::KvAttentionProblem& p, const
     for (; r < p.group && count < gh_max; ++r) {
       if (m[r] == m[r]) heads[count++] = r;  // NaN: recomputed at the end
     }
-    // Measured (step K2, AVX-512): pulling V during the scores cut 4 heads' cold time over one head's at
-    // d = 128 (F32 1.63 -> 1.37, F16 2.34 -> 1.54, Q8 2.23 -> 1.81 at n = 4096) for 0-7% hot; at d = 64 it
-    // also helped cold F32 but cost hot F32 up to 20% (n = 16384), so only rows of DecodePv's 8-vector blocks.
-    const bool pull_v = count > 1 && lay.value_dim >= 8 * hn::Lanes(d);
     const float* q_rows[4] = {};
     float* s_rows[4] = {};
     float* out_rows[4] = {};
@@ -305,14 +282,11 @@ HWY_INLINE void KvFusedTileRow(D d, const internal::KvAttentionProblem& p, const
     for (size_t e = 0; e < count;) {
       const size_t left = count - e;
       if (left >= 4) {
-        KvFusedScores<kKind, 4>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e, v, lay.value_dim,
-                                  pull_v), e += 4;
+        KvFusedScores<kKind, 4>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e), e += 4;
       } else if (left >= 2) {
-        KvFusedScores<kKind, 2>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e, v, lay.value_dim,
-                                  pull_v), e += 2;
+        KvFusedScores<kKind, 2>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e), e += 2;
       } else {
-        KvFusedScores<kKind, 1>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e, v, lay.value_dim,
-                                  pull_v), e += 1;
+        KvFusedScores<kKind, 1>(d, q_rows + e, k, lay.head_dim, nb, p.scale, s_rows + e), e += 1;
       }
     }
     bool rescale = false;
