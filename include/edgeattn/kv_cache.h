@@ -215,7 +215,10 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // this gives the bits of Attention's decode path (taken for more than one vector of keys) on rows whose scores
 // are finite; larger chunks stay within attention.h's bound.
 // Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
-// that hold the same visible positions give bit-identical outputs for the same queries. A query whose scores hold
+// that hold the same visible positions give bit-identical outputs for the same queries. ("Bits" of a NaN output,
+// here and above, mean only that it is NaN: where two caches take different paths — F32 storage at a misaligned
+// address is converted, aligned storage read in registers — a NaN in V can reach an output through a different
+// order of operations, and IEEE arithmetic leaves the sign and payload of the NaN that propagates to that order.) A query whose scores hold
 // a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a
 // query does not see never reaches its row (with key chunks the rules are carried by the chunks' partial results).
 // Under a directed rounding mode the SIMD path runs the scalar path's kernels (as Attention runs its row path;

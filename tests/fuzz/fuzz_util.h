@@ -75,6 +75,16 @@ inline bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The same bits element by element, except that any two NaNs match: for results of two different code paths,
+// whose NaN outputs' sign and payload follow the order in which each propagates NaN operands (kv_cache.h).
+inline bool SameBitsOrBothNaN(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(a[i] != a[i] && b[i] != b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace edgeattn_fuzz
 
 #endif  // EDGEATTN_TESTS_FUZZ_FUZZ_UTIL_H_

@@ -789,7 +789,9 @@ struct Harness {
     std::vector<float> out(ring[0].size());
     FUZZ_CHECK(edgeattn_attention_cached(&d, q.data(), &lin, out.data(), ws.data(), need) == EDGEATTN_OK,
                "linear copy: attention");
-    FUZZ_CHECK(edgeattn_fuzz::SameBits(out, ring[0]), "step %d %s: ring [%zu, %zu) of capacity %zu window %zu and "
+    // The SIMD path reads F32 storage in registers only at 4-byte-aligned addresses, so the ring and its copy may
+    // take different paths: NaN outputs then only have to be NaN in both (kv_cache.h).
+    FUZZ_CHECK(edgeattn_fuzz::SameBitsOrBothNaN(out, ring[0]), "step %d %s: ring [%zu, %zu) of capacity %zu window %zu and "
                "its linear copy differ", step, target, lo, hi, m.d.capacity, m.d.window);
     edgeattn::AttentionDesc cd;
     cd.q_len = d.q_len;
