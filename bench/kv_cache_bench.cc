@@ -86,8 +86,6 @@ double CachedError(const edgeattn::KvCache& cache, const float* q, size_t q_len,
 // that fill this many bytes, so each call reads its cache from DRAM.
 constexpr size_t kColdBytes = size_t{256} << 20;
 
-// Attention of q_len queries (the last q_len positions) against a cache of n positions; cold: copies of the cache
-// (same bytes: the storage holds no pointer) used in turn.
 // The same decode (q_len = 1, the last position: every key visible) by edgeattn_attention on plain K and V arrays
 // holding the values the cache stores, [K | V] per copy, cold calls rotating through copies as the cache's do.
 void Uncached(benchmark::State& state, const BenchCache& bc, const Floats& q, size_t heads, bool cold) {
@@ -98,7 +96,9 @@ void Uncached(benchmark::State& state, const BenchCache& bc, const Floats& q, si
   }
   const size_t copies = cold ? std::max<size_t>(2, kColdBytes / (one.size() * sizeof(float))) : 1;
   std::vector<float, CacheAligned<float>> pool(copies * one.size());
-  for (size_t c = 0; c < copies; ++c) std::copy(one.begin(), one.end(), pool.begin() + static_cast<std::ptrdiff_t>(c * one.size()));
+  for (size_t c = 0; c < copies; ++c) {
+    std::copy(one.begin(), one.end(), pool.begin() + static_cast<std::ptrdiff_t>(c * one.size()));
+  }
   edgeattn::AttentionDesc desc;
   desc.q_len = 1;
   desc.kv_len = n;
@@ -119,6 +119,8 @@ void Uncached(benchmark::State& state, const BenchCache& bc, const Floats& q, si
               4.0 * static_cast<double>(dim * n * heads), static_cast<double>(one.size() * sizeof(float)), 0);
 }
 
+// Attention of q_len queries (the last q_len positions) against a cache of n positions; cold: copies of the cache
+// (same bytes: the storage holds no pointer) used in turn. uncached: the Uncached row instead (q_len = 1).
 void Cached(benchmark::State& state, bool scalar, KvType type, size_t n, size_t dim, size_t q_len, bool cold,
             size_t heads = kQueryHeads, bool uncached = false) {
   static std::vector<std::unique_ptr<BenchCache>> caches;  // kept for the process: same addresses every run
