@@ -25,6 +25,7 @@ cpu_lacks() {
 }
 
 configured=" "
+timings=""  # seconds per step, printed at the end: where CI's time goes
 for preset in $presets; do
   if cpu_lacks "$preset"; then
     echo "=== skip $preset: this CPU lacks its ISA level"
@@ -34,11 +35,16 @@ for preset in $presets; do
 print(next(t['configurePreset'] for t in d['testPresets'] if t['name']=='$preset'))")
   if [[ "$configured" != *" $configure "* ]]; then
     echo "=== configure and build $configure"
+    start=$SECONDS
     cmake --preset "$configure"
     cmake --build --preset "$configure"
     configured+="$configure "
+    timings+="  build $configure: $((SECONDS - start)) s"$'\n'
   fi
   echo "=== test $preset"
+  start=$SECONDS
   ctest --preset "$preset"
+  timings+="  test $preset: $((SECONDS - start)) s"$'\n'
 done
 echo "=== all test presets passed: $(echo $presets)"
+printf "=== time per step (%d s in all)\n%s" "$SECONDS" "$timings"

@@ -625,7 +625,8 @@ TEST_P(KvCacheTest, F32CacheMatchesAttention) {
     for (size_t q_len : {1, 3, 8, 17}) {
       if (q_len > length) continue;
       const size_t heads = rng.Bernoulli(0.5) ? 4 : 2, kv_heads = rng.Bernoulli(0.5) ? 1 : 2;
-      const size_t dk = 1 + rng.Index(70), dv = 1 + rng.Index(70);
+      // Value widths past 64 and 128 too: the decode P·V's 4- and 8-vector column blocks on AVX-512.
+      const size_t dk = 1 + rng.Index(70), dv = rng.Bernoulli(0.5) ? 1 + rng.Index(70) : 60 + rng.Index(150);
       const KvCacheDesc c = MakeCacheDesc(KvType::kF32, kv_heads, dk, dv, length + rng.Index(5), 0);
       TestCache tc(c, rng.Index(4));
       std::vector<float> k, v, q(q_len * heads * dk);
@@ -730,29 +731,33 @@ TEST_P(KvCacheTest, F16CacheOfHalvesGivesTheF32CachesBits) {
 }
 
 // Each query head of a group gives what it gives alone against the same cache: GQA shares the K/V reads, not
-// the arithmetic.
+// the arithmetic. Value widths 16, 67 and 131 reach every column block of the decode P·V (8, 4 and 1 vectors,
+// and on AVX-512 the 16-accumulator blocks of four heads).
 TEST_P(KvCacheTest, GroupedQueryHeadsMatchSingleHeads) {
   Rng rng;
   for (KvType type : kTypes) {
-    const KvCacheDesc c = MakeCacheDesc(type, 1, 24, 16, 300, 0);
-    TestCache tc(c);
-    std::vector<float> k, v;
-    RandomRows(rng, c, 290, k, v);
-    ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 290), Status::kOk);
-    const AttentionDesc d = CachedDesc(3, c, 4, MaskKind::kCausal);
-    std::vector<float> q(3 * 4 * 24), grouped;
-    for (float& x : q) x = rng.Normal();
-    ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, grouped), Status::kOk);
-    for (size_t h = 0; h < 4; ++h) {
-      AttentionDesc one = CachedDesc(3, c, 1, MaskKind::kCausal);
-      std::vector<float> qh(3 * 24), single;
-      for (size_t i = 0; i < 3; ++i) std::memcpy(&qh[i * 24], &q[(i * 4 + h) * 24], 24 * 4);
-      ASSERT_EQ(RunCached(api(), one, qh.data(), tc.cache, single), Status::kOk);
-      for (size_t i = 0; i < 3; ++i) {
-        ASSERT_EQ(std::memcmp(&single[i * 16], &grouped[(i * 4 + h) * 16], 16 * 4), 0) << TypeName(type) << h;
+    for (size_t dv : {16, 67, 131}) {
+      const KvCacheDesc c = MakeCacheDesc(type, 1, 24, dv, 300, 0);
+      TestCache tc(c);
+      std::vector<float> k, v;
+      RandomRows(rng, c, 290, k, v);
+      ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 290), Status::kOk);
+      const AttentionDesc d = CachedDesc(3, c, 4, MaskKind::kCausal);
+      std::vector<float> q(3 * 4 * 24), grouped;
+      for (float& x : q) x = rng.Normal();
+      ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, grouped), Status::kOk);
+      for (size_t h = 0; h < 4; ++h) {
+        AttentionDesc one = CachedDesc(3, c, 1, MaskKind::kCausal);
+        std::vector<float> qh(3 * 24), single;
+        for (size_t i = 0; i < 3; ++i) std::memcpy(&qh[i * 24], &q[(i * 4 + h) * 24], 24 * 4);
+        ASSERT_EQ(RunCached(api(), one, qh.data(), tc.cache, single), Status::kOk);
+        for (size_t i = 0; i < 3; ++i) {
+          ASSERT_EQ(std::memcmp(&single[i * dv], &grouped[(i * 4 + h) * dv], dv * 4), 0)
+              << TypeName(type) << " dv " << dv << " head " << h;
+        }
       }
+      CheckAgainstStoredValues(d, tc, q.data(), grouped.data(), TypeName(type));
     }
-    CheckAgainstStoredValues(d, tc, q.data(), grouped.data(), TypeName(type));
   }
 }
 

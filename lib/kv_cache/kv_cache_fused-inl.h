@@ -124,6 +124,102 @@ HWY_INLINE void KvFusedStore(D d, hn::Vec<D> x, float* o, size_t lanes, float al
   }
 }
 
+// Four whole column vectors of one head's output row, o .. o + 4 N (KvFusedStore of each).
+template <class D>
+HWY_INLINE void KvFusedStore4(D d, hn::Vec<D> x0, hn::Vec<D> x1, hn::Vec<D> x2, hn::Vec<D> x3, float* o, float alpha,
+                              bool rescale) {
+  const size_t N = hn::Lanes(d);
+  KvFusedStore(d, x0, o, N, alpha, rescale, false), KvFusedStore(d, x1, o + N, N, alpha, rescale, false);
+  KvFusedStore(d, x2, o + 2 * N, N, alpha, rescale, false), KvFusedStore(d, x3, o + 3 * N, N, alpha, rescale, false);
+}
+
+// Targets with 32 vector registers and AVX-512's 16-float vectors hold 16 accumulators besides the loaded
+// vectors and the weights: with four query heads, KvFusedPv4 then reads four column vectors of each V row per
+// pass (two passes over a d = 128 tile where eight accumulators take four, each a strided stream of misses from
+// memory). AVX2 and ARMv7 have 16 registers; AArch64 has 32 but is not measured here (docs/performance.md).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr bool kKvFusedPv16 = true;
+#else
+constexpr bool kKvFusedPv16 = false;
+#endif
+
+// a_h += w_h x for the four heads h: one column vector x of a V row.
+template <class V>
+HWY_INLINE void KvFusedFma4(V x, V w0, V w1, V w2, V w3, V& a0, V& a1, V& a2, V& a3) {
+  a0 = hn::MulAdd(w0, x, a0), a1 = hn::MulAdd(w1, x, a1), a2 = hn::MulAdd(w2, x, a2), a3 = hn::MulAdd(w3, x, a3);
+}
+
+// DecodePv's 8- and 4-vector column blocks for four query heads with 16 accumulators (kKvFusedPv16): each
+// accumulator is the chain of one (head, column vector) over the keys in order (4-vector block: one for the
+// even keys, one for the odd), as in KvFusedPv, so the bits are the same. Returns the first column not done.
+template <int kKind, class D>
+HWY_INLINE size_t KvFusedPv4x16(D d, const float* const* p, size_t n, const KvFusedRows& v, float* const* out,
+                                size_t width, const float* alpha, bool rescale) {
+  const size_t N = hn::Lanes(d);
+  const size_t wrap = v.Wrap(n);
+  size_t c = 0;
+  const size_t wide_end = width - width % (8 * N);
+  for (; c < wide_end; c += 4 * N) {  // accumulator a<h><t>: head h, column vector c + t N
+    auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+    auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+    auto a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
+    auto a30 = hn::Zero(d), a31 = hn::Zero(d), a32 = hn::Zero(d), a33 = hn::Zero(d);
+    const unsigned char* row = v.Row(0);
+    const unsigned char* sp = v.ScalePtr(0);
+    for (size_t j = 0; j < n; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+      if (j == wrap) row = v.base, sp = v.scale;  // the ring's slot 0
+      const float sc = KvFusedScaleAt<kKind>(sp);
+      const auto vs = hn::Set(d, sc);
+      const auto w0 = hn::Set(d, p[0][j]), w1 = hn::Set(d, p[1][j]), w2 = hn::Set(d, p[2][j]);
+      const auto w3 = hn::Set(d, p[3][j]);
+      const auto x0 = KvFusedLoad<kKind>(d, row, c, N, vs, sc), x1 = KvFusedLoad<kKind>(d, row, c + N, N, vs, sc);
+      const auto x2 = KvFusedLoad<kKind>(d, row, c + 2 * N, N, vs, sc);
+      const auto x3 = KvFusedLoad<kKind>(d, row, c + 3 * N, N, vs, sc);
+      KvFusedFma4(x0, w0, w1, w2, w3, a00, a10, a20, a30);
+      KvFusedFma4(x1, w0, w1, w2, w3, a01, a11, a21, a31);
+      KvFusedFma4(x2, w0, w1, w2, w3, a02, a12, a22, a32);
+      KvFusedFma4(x3, w0, w1, w2, w3, a03, a13, a23, a33);
+    }
+    KvFusedStore4(d, a00, a01, a02, a03, out[0] + c, alpha[0], rescale);
+    KvFusedStore4(d, a10, a11, a12, a13, out[1] + c, alpha[1], rescale);
+    KvFusedStore4(d, a20, a21, a22, a23, out[2] + c, alpha[2], rescale);
+    KvFusedStore4(d, a30, a31, a32, a33, out[3] + c, alpha[3], rescale);
+  }
+  const size_t mid_end = width - c >= 4 * N ? c + 4 * N : c;
+  for (; c < mid_end; c += 2 * N) {  // e<h><t>: head h, column vector c + t N, even keys; o<h><t>: odd keys
+    auto e00 = hn::Zero(d), e01 = hn::Zero(d), e10 = hn::Zero(d), e11 = hn::Zero(d);
+    auto e20 = hn::Zero(d), e21 = hn::Zero(d), e30 = hn::Zero(d), e31 = hn::Zero(d);
+    auto o00 = hn::Zero(d), o01 = hn::Zero(d), o10 = hn::Zero(d), o11 = hn::Zero(d);
+    auto o20 = hn::Zero(d), o21 = hn::Zero(d), o30 = hn::Zero(d), o31 = hn::Zero(d);
+    const unsigned char* row = v.Row(0);
+    const unsigned char* sp = v.ScalePtr(0);
+    for (size_t j = 0; j < n; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+      if (j == wrap) row = v.base, sp = v.scale;  // the ring's slot 0
+      const float sc = KvFusedScaleAt<kKind>(sp);
+      const auto vs = hn::Set(d, sc);
+      const auto w0 = hn::Set(d, p[0][j]), w1 = hn::Set(d, p[1][j]), w2 = hn::Set(d, p[2][j]);
+      const auto w3 = hn::Set(d, p[3][j]);
+      const auto x0 = KvFusedLoad<kKind>(d, row, c, N, vs, sc), x1 = KvFusedLoad<kKind>(d, row, c + N, N, vs, sc);
+      if ((j & 1) == 0) {
+        KvFusedFma4(x0, w0, w1, w2, w3, e00, e10, e20, e30);
+        KvFusedFma4(x1, w0, w1, w2, w3, e01, e11, e21, e31);
+      } else {
+        KvFusedFma4(x0, w0, w1, w2, w3, o00, o10, o20, o30);
+        KvFusedFma4(x1, w0, w1, w2, w3, o01, o11, o21, o31);
+      }
+    }
+    KvFusedStore(d, hn::Add(e00, o00), out[0] + c, N, alpha[0], rescale, false);
+    KvFusedStore(d, hn::Add(e01, o01), out[0] + c + N, N, alpha[0], rescale, false);
+    KvFusedStore(d, hn::Add(e10, o10), out[1] + c, N, alpha[1], rescale, false);
+    KvFusedStore(d, hn::Add(e11, o11), out[1] + c + N, N, alpha[1], rescale, false);
+    KvFusedStore(d, hn::Add(e20, o20), out[2] + c, N, alpha[2], rescale, false);
+    KvFusedStore(d, hn::Add(e21, o21), out[2] + c + N, N, alpha[2], rescale, false);
+    KvFusedStore(d, hn::Add(e30, o30), out[3] + c, N, alpha[3], rescale, false);
+    KvFusedStore(d, hn::Add(e31, o31), out[3] + c + N, N, alpha[3], rescale, false);
+  }
+  return c;
+}
+
 // DecodePv for GH query heads at once: out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_j p[h][j] v_j[c].
 // Columns in DecodePv's blocks (8 vectors, one accumulator each; then 4, even and odd keys apart; then PvRow's
 // one vector at a time), each block's vectors split among the heads so that eight chains run.
@@ -133,6 +229,7 @@ HWY_NOINLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedR
   const size_t N = hn::Lanes(d);
   const size_t wrap = v.Wrap(n);
   size_t c = 0;
+  if constexpr (GH == 4 && kKvFusedPv16) c = KvFusedPv4x16<kKind>(d, p, n, v, out, width, alpha, rescale);
   const size_t wide_end = width - width % (8 * N);
   for (; c < wide_end; c += (8 / GH) * N) {  // one accumulator per column vector: slot h * (8 / GH) + t
     constexpr size_t CB = 8 / GH;
