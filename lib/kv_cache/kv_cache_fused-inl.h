@@ -33,6 +33,81 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// DecodeScores' reduction of eight accumulators into their eight scores times scale (sums[0 .. 8)): every
+// slot's lanes are summed by the same tree, whichever slot it is.
+template <class D, class V>
+HWY_INLINE void KvFusedReduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7, V vscale, float* sums) {
+  const size_t N = hn::Lanes(d);
+  const auto b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
+  const auto b1 = PairSums(d, PairSums(d, a4, a5), PairSums(d, a6, a7));
+  if (N == 4) {
+    hn::Store(hn::Mul(b0, vscale), d, sums);
+    hn::Store(hn::Mul(b1, vscale), d, sums + 4);
+  } else {
+    auto w = PairSums(d, b0, b1);
+    for (size_t parts = N / 8; parts > 1; parts /= 2) w = PairSums(d, w, w);
+    hn::Store(hn::Mul(w, vscale), d, sums);
+  }
+}
+
+// Targets with 32 vector registers and AVX-512's 16-float vectors hold 16 accumulators besides the loaded
+// vectors: with four query heads the scores take four keys per pass (each K vector feeds four products, each Q
+// vector four) and P·V four column vectors of each V row per pass (two passes over a d = 128 tile where eight
+// accumulators take four, each a strided stream of misses from memory). AVX2 and ARMv7 have 16 registers;
+// AArch64 has 32 but is not measured here (docs/performance.md, step K3).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr bool kKvFusedPv16 = true;
+#else
+constexpr bool kKvFusedPv16 = false;
+#endif
+
+// a_h += w_h x for the four heads h: one column vector x of a V row.
+template <class V>
+HWY_INLINE void KvFusedFma4(V x, V w0, V w1, V w2, V w3, V& a0, V& a1, V& a2, V& a3) {
+  a0 = hn::MulAdd(w0, x, a0), a1 = hn::MulAdd(w1, x, a1), a2 = hn::MulAdd(w2, x, a2), a3 = hn::MulAdd(w3, x, a3);
+}
+
+// KvFusedScores' eight-key passes for four query heads with 16 accumulators (kKvFusedPv16): slot t<h><u> holds
+// head h and key j + u, the same chain over the columns as KvFusedScores' slot of that (head, key), and each
+// set of eight slots (keys j, j + 1 and keys j + 2, j + 3) is reduced as KvFusedScores reduces its eight, so
+// the bits are the same. Keys [0, n8), n8 a multiple of 8; returns n8.
+template <int kKind, class D>
+HWY_INLINE size_t KvFusedScores4x16(D d, const float* const* q, const KvFusedRows& k, size_t head_dim, size_t n8,
+                                    hn::Vec<D> vscale, float* const* s) {
+  const size_t N = hn::Lanes(d);
+  for (size_t j = 0; j < n8; j += 4) {
+    const unsigned char* r0 = k.Row(j), *r1 = k.Row(j + 1), *r2 = k.Row(j + 2), *r3 = k.Row(j + 3);
+    const float c0 = kKind == kKvFusedQ8 ? k.Scale(j) : 0.0f, c1 = kKind == kKvFusedQ8 ? k.Scale(j + 1) : 0.0f;
+    const float c2 = kKind == kKvFusedQ8 ? k.Scale(j + 2) : 0.0f, c3 = kKind == kKvFusedQ8 ? k.Scale(j + 3) : 0.0f;
+    auto t00 = hn::Zero(d), t01 = hn::Zero(d), t02 = hn::Zero(d), t03 = hn::Zero(d);
+    auto t10 = hn::Zero(d), t11 = hn::Zero(d), t12 = hn::Zero(d), t13 = hn::Zero(d);
+    auto t20 = hn::Zero(d), t21 = hn::Zero(d), t22 = hn::Zero(d), t23 = hn::Zero(d);
+    auto t30 = hn::Zero(d), t31 = hn::Zero(d), t32 = hn::Zero(d), t33 = hn::Zero(d);
+    for (size_t c = 0; c < head_dim; c += N) {
+      const size_t lanes = head_dim - c < N ? head_dim - c : N;
+      const auto x0 = KvFusedLoad<kKind>(d, r0, c, lanes, hn::Set(d, c0), c0);
+      const auto x1 = KvFusedLoad<kKind>(d, r1, c, lanes, hn::Set(d, c1), c1);
+      const auto x2 = KvFusedLoad<kKind>(d, r2, c, lanes, hn::Set(d, c2), c2);
+      const auto x3 = KvFusedLoad<kKind>(d, r3, c, lanes, hn::Set(d, c3), c3);
+      const auto q0 = KvFusedLoadQ(d, q[0] + c, lanes), q1 = KvFusedLoadQ(d, q[1] + c, lanes);
+      const auto q2 = KvFusedLoadQ(d, q[2] + c, lanes), q3 = KvFusedLoadQ(d, q[3] + c, lanes);
+      KvFusedFma4(q0, x0, x1, x2, x3, t00, t01, t02, t03);
+      KvFusedFma4(q1, x0, x1, x2, x3, t10, t11, t12, t13);
+      KvFusedFma4(q2, x0, x1, x2, x3, t20, t21, t22, t23);
+      KvFusedFma4(q3, x0, x1, x2, x3, t30, t31, t32, t33);
+    }
+    // KvFusedScores' slots for keys (j, j + 1), then (j + 2, j + 3): slot 2 h + u.
+    HWY_ALIGN float sums[2][hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
+    KvFusedReduce8(d, t00, t01, t10, t11, t20, t21, t30, t31, vscale, sums[0]);
+    KvFusedReduce8(d, t02, t03, t12, t13, t22, t23, t32, t33, vscale, sums[1]);
+    for (size_t h = 0; h < 4; ++h) {
+      s[h][j] = sums[0][2 * h], s[h][j + 1] = sums[0][2 * h + 1];
+      s[h][j + 2] = sums[1][2 * h], s[h][j + 3] = sums[1][2 * h + 1];
+    }
+  }
+  return n8;
+}
+
 // Scores of GH query heads (q[h], into s[h]) against the tile's keys [0, nb), times scale. Eight accumulators:
 // slot h * (8 / GH) + t holds head h and key j + t, so each converted K vector feeds GH products.
 template <int kKind, size_t GH, class D>
@@ -44,6 +119,7 @@ HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k
   const size_t N = hn::Lanes(d);
   const auto vscale = hn::Set(d, scale);
   const size_t n8 = N >= 4 ? nb - nb % 8 : 0;  // DecodeScores' eight-key passes; the rest by Dot
+  if constexpr (GH == 4 && kKvFusedPv16) j = KvFusedScores4x16<kKind>(d, q, k, head_dim, n8, vscale, s);
   for (; j < n8; j += KK) {
     const unsigned char* r[KK];
     float sc[KK];
@@ -84,18 +160,8 @@ HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k
         a6 = hn::MulAdd(q3, x0, a6), a7 = hn::MulAdd(q3, x1, a7);
       }
     }
-    // DecodeScores' reduction: every slot's lanes are summed by the same tree, whichever slot it is.
     HWY_ALIGN float sums[hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
-    const auto b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
-    const auto b1 = PairSums(d, PairSums(d, a4, a5), PairSums(d, a6, a7));
-    if (N == 4) {
-      hn::Store(hn::Mul(b0, vscale), d, sums);
-      hn::Store(hn::Mul(b1, vscale), d, sums + 4);
-    } else {
-      auto w = PairSums(d, b0, b1);
-      for (size_t parts = N / 8; parts > 1; parts /= 2) w = PairSums(d, w, w);
-      hn::Store(hn::Mul(w, vscale), d, sums);
-    }
+    KvFusedReduce8(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, sums);
     for (size_t h = 0; h < GH; ++h) {
       for (size_t t = 0; t < KK; ++t) s[h][j + t] = sums[h * KK + t];
     }
@@ -131,22 +197,6 @@ HWY_INLINE void KvFusedStore4(D d, hn::Vec<D> x0, hn::Vec<D> x1, hn::Vec<D> x2, 
   const size_t N = hn::Lanes(d);
   KvFusedStore(d, x0, o, N, alpha, rescale, false), KvFusedStore(d, x1, o + N, N, alpha, rescale, false);
   KvFusedStore(d, x2, o + 2 * N, N, alpha, rescale, false), KvFusedStore(d, x3, o + 3 * N, N, alpha, rescale, false);
-}
-
-// Targets with 32 vector registers and AVX-512's 16-float vectors hold 16 accumulators besides the loaded
-// vectors and the weights: with four query heads, KvFusedPv4 then reads four column vectors of each V row per
-// pass (two passes over a d = 128 tile where eight accumulators take four, each a strided stream of misses from
-// memory). AVX2 and ARMv7 have 16 registers; AArch64 has 32 but is not measured here (docs/performance.md).
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-constexpr bool kKvFusedPv16 = true;
-#else
-constexpr bool kKvFusedPv16 = false;
-#endif
-
-// a_h += w_h x for the four heads h: one column vector x of a V row.
-template <class V>
-HWY_INLINE void KvFusedFma4(V x, V w0, V w1, V w2, V w3, V& a0, V& a1, V& a2, V& a3) {
-  a0 = hn::MulAdd(w0, x, a0), a1 = hn::MulAdd(w1, x, a1), a2 = hn::MulAdd(w2, x, a2), a3 = hn::MulAdd(w3, x, a3);
 }
 
 // DecodePv's 8- and 4-vector column blocks for four query heads with 16 accumulators (kKvFusedPv16): each
