@@ -56,18 +56,19 @@ HWY_INLINE void KvFusedReduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V 
 // accumulators take four, each a strided stream of misses from memory). AVX2 and ARMv7 have 16 registers;
 // AArch64 has 32 but is not measured here (docs/performance.md, step K3).
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-constexpr bool kKvFusedPv16 = true;
+constexpr bool kKvFused16 = true;
 #else
-constexpr bool kKvFusedPv16 = false;
+constexpr bool kKvFused16 = false;
 #endif
 
-// a_h += w_h x for the four heads h: one column vector x of a V row.
+// a_i += w_i x, i = 0..3: in P·V, x one column vector of a V row and w_i the four heads' weights; in the
+// scores, x one head's Q vector and w_i the vectors of four keys.
 template <class V>
 HWY_INLINE void KvFusedFma4(V x, V w0, V w1, V w2, V w3, V& a0, V& a1, V& a2, V& a3) {
   a0 = hn::MulAdd(w0, x, a0), a1 = hn::MulAdd(w1, x, a1), a2 = hn::MulAdd(w2, x, a2), a3 = hn::MulAdd(w3, x, a3);
 }
 
-// KvFusedScores' eight-key passes for four query heads with 16 accumulators (kKvFusedPv16): slot t<h><u> holds
+// KvFusedScores' eight-key passes for four query heads with 16 accumulators (kKvFused16): slot t<h><u> holds
 // head h and key j + u, the same chain over the columns as KvFusedScores' slot of that (head, key), and each
 // set of eight slots (keys j, j + 1 and keys j + 2, j + 3) is reduced as KvFusedScores reduces its eight, so
 // the bits are the same. Keys [0, n8), n8 a multiple of 8; returns n8.
@@ -119,7 +120,7 @@ HWY_NOINLINE void KvFusedScores(D d, const float* const* q, const KvFusedRows& k
   const size_t N = hn::Lanes(d);
   const auto vscale = hn::Set(d, scale);
   const size_t n8 = N >= 4 ? nb - nb % 8 : 0;  // DecodeScores' eight-key passes; the rest by Dot
-  if constexpr (GH == 4 && kKvFusedPv16) j = KvFusedScores4x16<kKind>(d, q, k, head_dim, n8, vscale, s);
+  if constexpr (GH == 4 && kKvFused16) j = KvFusedScores4x16<kKind>(d, q, k, head_dim, n8, vscale, s);
   for (; j < n8; j += KK) {
     const unsigned char* r[KK];
     float sc[KK];
@@ -199,7 +200,7 @@ HWY_INLINE void KvFusedStore4(D d, hn::Vec<D> x0, hn::Vec<D> x1, hn::Vec<D> x2, 
   KvFusedStore(d, x2, o + 2 * N, N, alpha, rescale, false), KvFusedStore(d, x3, o + 3 * N, N, alpha, rescale, false);
 }
 
-// DecodePv's 8- and 4-vector column blocks for four query heads with 16 accumulators (kKvFusedPv16): each
+// DecodePv's 8- and 4-vector column blocks for four query heads with 16 accumulators (kKvFused16): each
 // accumulator is the chain of one (head, column vector) over the keys in order (4-vector block: one for the
 // even keys, one for the odd), as in KvFusedPv, so the bits are the same. Returns the first column not done.
 template <int kKind, class D>
@@ -279,7 +280,7 @@ HWY_NOINLINE void KvFusedPv(D d, const float* const* p, size_t n, const KvFusedR
   const size_t N = hn::Lanes(d);
   const size_t wrap = v.Wrap(n);
   size_t c = 0;
-  if constexpr (GH == 4 && kKvFusedPv16) c = KvFusedPv4x16<kKind>(d, p, n, v, out, width, alpha, rescale);
+  if constexpr (GH == 4 && kKvFused16) c = KvFusedPv4x16<kKind>(d, p, n, v, out, width, alpha, rescale);
   const size_t wide_end = width - width % (8 * N);
   for (; c < wide_end; c += (8 / GH) * N) {  // one accumulator per column vector: slot h * (8 / GH) + t
     constexpr size_t CB = 8 / GH;
