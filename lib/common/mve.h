@@ -57,11 +57,13 @@ inline mve_pred16_t IsNan(float32x4_t v) {
 // Lanes whose sign bit is set (-0 and -NaN included).
 inline mve_pred16_t SignBitSet(float32x4_t v) { return vcmpltq_s32(AsInt(v), vdupq_n_s32(0)); }
 
-// num / den for den in [2^-100, 2^100] and a quotient that is a normal float, within 1 ULP of the correctly rounded
-// quotient (an overflowing quotient or an infinite num gives NaN: callers select those lanes themselves): an integer estimate of 1/den (relative error below 1/8), three Newton steps (error squared each: below
-// 2^-22), then one correction of the quotient with the exact residual q*den - num (one FMA), which leaves q within
-// a rounding or two of num/den. MVE has no divide or reciprocal-estimate instruction; ten vector operations
-// replace four scalar divides and the lane moves around them.
+// num / den for den in [2^-100, 2^100] and a quotient that is a normal float: an integer estimate of 1/den
+// (relative error below 0.051 over every significand), three Newton steps (each squares it: below 2^-34), then one
+// correction of the quotient with the exact residual q*den - num (one FMA). Within 1 ULP of the correctly rounded
+// quotient where |num| >= 2^-100; below that the residual is subnormal and flushes, and the uncorrected num * (1/den)
+// is within 1.5 ULP. An overflowing quotient or an infinite num gives NaN: callers select those lanes themselves.
+// MVE has no divide or reciprocal-estimate instruction; ten vector operations replace four scalar divides and the
+// lane moves around them.
 inline float32x4_t Divide(float32x4_t num, float32x4_t den) {
   const float32x4_t one = vdupq_n_f32(1.0f);
   float32x4_t r = AsFloat(vsubq_s32(vdupq_n_s32(0x7EF311C3), AsInt(den)));
