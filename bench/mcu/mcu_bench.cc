@@ -2,8 +2,9 @@
 // implementation at the MCU shapes of issue 32, each call between the two marker functions that
 // bench/mcu/insn_count_plugin.c counts between. Before each region it prints "region <kernel>/<shape> <impl>"; the
 // plugin writes one count per region in the same order. <impl> is "scalar" (edgeattn::scalar::...), "simd" (the
-// dispatched path: Highway's static target on the boards today) or, on Helium builds, "helium" (the standalone
-// Helium kernels of lib/mve/, until they become the simd path). A QEMU instruction count is a proxy, not cycles.
+// dispatched path: Highway's static target on the boards today), on Helium builds "mve" (the standalone kernels
+// of lib/*/*_mve.h, called without the public wrapper's argument checks, until phase 2 of issue 32 makes them the
+// simd path), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not cycles.
 //
 // Inputs are fixed pseudo-random values (the same every run, so the counts are exactly repeatable; the kernels'
 // work does not depend on the values except in special cases these inputs avoid: no inf, NaN or subnormal).
@@ -13,6 +14,19 @@
 #include <initializer_list>
 
 #include "edgeattn/edgeattn.hpp"
+#include "lib/common/mve.h"
+#include "lib/common/q8_dot_dsp.h"
+#include "lib/common/q8_dot_mve.h"
+#include "lib/rope/rope_scalar.h"
+#if EDGEATTN_MVE_FLOAT
+#include "lib/activation/activation_mve.h"
+#include "lib/dot/dot_mve.h"
+#include "lib/exp/exp_mve.h"
+#include "lib/linear/linear_mve.h"
+#include "lib/norm/norm_mve.h"
+#include "lib/rope/rope_mve.h"
+#include "lib/softmax/softmax_mve.h"
+#endif
 
 using edgeattn::Status;
 
@@ -39,6 +53,17 @@ EDGEATTN_BENCH_MARKER void edgeattn_bench_stop(void) {
 namespace {
 
 int g_failures = 0;
+
+// A region for a standalone Helium kernel (no status: the kernels are called with valid arguments).
+#if EDGEATTN_MVE_FLOAT
+#define EDGEATTN_MVE_REGION(name, call) \
+  Region(name, "mve", [&] {             \
+    call;                               \
+    return Status::kOk;                 \
+  })
+#else
+#define EDGEATTN_MVE_REGION(name, call)
+#endif
 
 template <class Fn>
 void Region(const char* name, const char* impl, Fn fn) {
@@ -93,6 +118,7 @@ void DotCases() {
       return p.scalar ? edgeattn::scalar::Dot(g_a, g_b, 1024, &result) : edgeattn::Dot(g_a, g_b, 1024, &result);
     });
   }
+  EDGEATTN_MVE_REGION("dot/n=1024", edgeattn::mve::DotArraysMve(g_a, g_b, 1024, &result));
 }
 
 void ExpSoftmaxCases() {
@@ -101,12 +127,14 @@ void ExpSoftmaxCases() {
     Region("exp/n=1024", p.name,
            [&] { return p.scalar ? edgeattn::scalar::Exp(g_a, g_y, 1024) : edgeattn::Exp(g_a, g_y, 1024); });
   }
+  EDGEATTN_MVE_REGION("exp/n=1024", edgeattn::mve::ExpArrayMve(g_a, g_y, 1024));
   Fill(g_a, 1024, -10.0f, 10.0f, 4);
   for (const Paths& p : kPaths) {
     Region("softmax/n=1024", p.name, [&] {
       return p.scalar ? edgeattn::scalar::Softmax(g_a, g_y, 1, 1024) : edgeattn::Softmax(g_a, g_y, 1, 1024);
     });
   }
+  EDGEATTN_MVE_REGION("softmax/n=1024", edgeattn::mve::SoftmaxRowsMve(g_a, g_y, 1, 1024));
 }
 
 void AttentionCases() {
@@ -152,6 +180,11 @@ void LinearCases() {
                           : edgeattn::Linear(g_a, s.rows, s.in, g_w, g_b, s.out, g_y);
         });
       }
+      if (transposed) {
+        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+      } else {
+        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+      }
     }
   }
 }
@@ -165,12 +198,14 @@ void NormCases() {
                       : edgeattn::RmsNorm(g_a, 1, 256, g_b, 1e-5f, g_y);
     });
   }
+  EDGEATTN_MVE_REGION("rms_norm/n=256", edgeattn::mve::RmsNormRowsMve(g_a, 1, 256, g_b, 1e-5f, g_y));
   for (const Paths& p : kPaths) {
     Region("layer_norm/n=256", p.name, [&] {
       return p.scalar ? edgeattn::scalar::LayerNorm(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y)
                       : edgeattn::LayerNorm(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y);
     });
   }
+  EDGEATTN_MVE_REGION("layer_norm/n=256", edgeattn::mve::LayerNormRowsMve(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y));
 }
 
 void ActivationCases() {
@@ -189,6 +224,7 @@ void ActivationCases() {
                         : edgeattn::ActivationApply(g_a, g_y, 1024, a.act);
       });
     }
+    EDGEATTN_MVE_REGION(a.name, edgeattn::mve::ActivationArrayMve(g_a, g_y, 1024, a.act));
   }
   for (const Paths& p : kPaths) {
     Region("gated_activation/silu/n=1024", p.name, [&] {
@@ -196,11 +232,71 @@ void ActivationCases() {
                       : edgeattn::GatedActivation(g_a, g_b, g_y, 1024, Activation::kSilu);
     });
   }
+  EDGEATTN_MVE_REGION("gated_activation/silu/n=1024",
+                      edgeattn::mve::GatedActivationArrayMve(g_a, g_b, g_y, 1024, Activation::kSilu));
   for (const Paths& p : kPaths) {
     Region("add/n=1024", p.name, [&] {
       return p.scalar ? edgeattn::scalar::Add(g_a, g_b, g_y, 1024) : edgeattn::Add(g_a, g_b, g_y, 1024);
     });
   }
+  EDGEATTN_MVE_REGION("add/n=1024", edgeattn::mve::AddArraysMve(g_a, g_b, g_y, 1024));
+}
+
+// RoPE from a table at a decode step (one token, 8 heads of 64, interleaved pairs, llama2.c's layout).
+// RopeWithTable has one implementation for both public paths (float arithmetic on the table): "simd" is it too.
+void RopeCases() {
+  static float table[64];
+  if (edgeattn::RopeTableFill(64, 0.0f, 100, 1, table) != Status::kOk) ++g_failures;
+  Fill(g_a, 8 * 64, -1.0f, 1.0f, 15);
+  edgeattn::RopeDesc desc;
+  desc.num_heads = 8;
+  desc.head_dim = 64;
+  const edgeattn::RopeTableView view{table, 64, 100, 1};
+  for (const Paths& p : kPaths) {
+    Region("rope_with_table/heads=8,d=64", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::RopeWithTable(desc, view, g_a, 1, 100)
+                      : edgeattn::RopeWithTable(desc, view, g_a, 1, 100);
+    });
+  }
+#if EDGEATTN_MVE_FLOAT
+  const edgeattn::internal::RopeProblem problem{8, 64, 64, 0.0, false};
+  EDGEATTN_MVE_REGION("rope_with_table/heads=8,d=64",
+                      edgeattn::mve::RopeWithTableMve(problem, table, 100, g_a, 1, 100));
+#endif
+}
+
+// The exact int8 dot of one Q8 group row (256 values): the plain loop (the scalar int8 path of linear_q8 will be
+// this loop), SMLAD where the core has the DSP extension, VMLADAVA.S8 on Helium. Phase 2 adds linear_q8 itself.
+__attribute__((noinline)) int32_t DotS8Plain(const int8_t* a, const int8_t* b, size_t n) {
+  int32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return sum;
+}
+
+void DotS8Cases() {
+  static int8_t qa[256], qb[256];
+  static volatile int32_t sum;  // stored, so the call is not dropped
+  for (size_t i = 0; i < 256; ++i) {
+    qa[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    qb[i] = static_cast<int8_t>(static_cast<int>(i * 91 % 255) - 127);
+  }
+  Region("dot_s8/n=256", "scalar", [&] {
+    sum = DotS8Plain(qa, qb, 256);
+    return Status::kOk;
+  });
+#if EDGEATTN_DSP
+  Region("dot_s8/n=256", "dsp", [&] {
+    sum = edgeattn::dsp::DotS8Dsp(qa, qb, 256);
+    return Status::kOk;
+  });
+#endif
+#if EDGEATTN_MVE_INT
+  Region("dot_s8/n=256", "mve", [&] {
+    sum = edgeattn::mve::DotS8Mve(qa, qb, 256);
+    return Status::kOk;
+  });
+#endif
+  if (sum == 0x7FFFFFFF) ++g_failures;  // reads the result once (never that value)
 }
 
 }  // namespace
@@ -215,6 +311,8 @@ int main() {
   LinearCases();
   NormCases();
   ActivationCases();
+  RopeCases();
+  DotS8Cases();
   printf("%s: %d failed calls\n", g_failures == 0 ? "done" : "FAILED", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

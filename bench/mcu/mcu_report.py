@@ -13,8 +13,8 @@ mcu/<cpu>/<compiler>/<kernel>/<shape>; writes DIR/results.json and DIR/chart.png
 Columns: scalar and SIMD instructions (edgeattn::scalar:: and the dispatched path), their ratio, and where a column
 ran MVE instructions the beat-weighted cycle range N_other + N_mve ... N_other + 2 N_mve (each 128-bit MVE
 instruction occupies its pipe for two beats on the Cortex-M55; the upper end assumes no overlap of MVE
-instructions with anything, the lower end that each MVE instruction costs as much as any other). A "helium"
-implementation, where the firmware has one, gets the same columns.
+instructions with anything, the lower end that each MVE instruction costs as much as any other). Every other
+implementation the firmware measured ("mve": the standalone Helium kernels; "dsp": SMLAD) gets the same columns.
 """
 import argparse
 import json
@@ -28,6 +28,7 @@ INSN = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*(\S+)\s*(.*)$")
 Q_OPERAND = re.compile(r"\b(q[0-7]|p0|vpr)\b")
 PREDICATION = re.compile(r"^(vpst|vpnot|vctp|vpt)")
 LABEL = "QEMU instruction-count proxy, not cycles"
+KNOWN_IMPLS = ("simd", "mve", "dsp")
 
 
 def mve_addresses(lines):
@@ -88,8 +89,13 @@ def fmt_impl(entry):
             f"{beats[0]:,}-{beats[1]:,}" if beats else ""]
 
 
+def implementations(rows):
+    """The non-scalar implementations in the order the firmware measured them (simd first)."""
+    return list(dict.fromkeys(impl for r in rows for impl in r if impl in KNOWN_IMPLS))
+
+
 def print_table(rows):
-    impls = ["simd"] + (["helium"] if any("helium" in r for r in rows) else [])
+    impls = implementations(rows)
     header = ["row", "scalar insns"]
     for impl in impls:
         header += [f"{impl} insns", f"scalar/{impl}", f"{impl} beat-weighted cycles"]
@@ -99,7 +105,9 @@ def print_table(rows):
         for impl in impls:
             line += fmt_impl(r.get(impl))
         table.append(line)
-    widths = [max(len(t[i]) for t in table) for i in range(len(header))]
+    keep = [i for i in range(len(header)) if any(t[i] for t in table[1:])]  # drop columns no row fills
+    table = [[t[i] for i in keep] for t in table]
+    widths = [max(len(t[i]) for t in table) for i in range(len(keep))]
     print(f"MCU benchmark: instructions executed per call under QEMU ({LABEL})")
     for i, t in enumerate(table):
         print("  ".join(c.ljust(w) if j == 0 else c.rjust(w) for j, (c, w) in enumerate(zip(t, widths))))
@@ -117,7 +125,7 @@ def chart(rows, path):
     except ImportError:
         print("no chart: matplotlib is missing (Debian: python3-matplotlib)", file=sys.stderr)
         return
-    impls = [i for i in ("simd", "helium") if any(i in r for r in rows)]
+    impls = implementations(rows)
     boards = sorted({(r["cpu"], r["compiler"]) for r in rows})
     cases = list(dict.fromkeys(r["case"] for r in rows))
     fig, axes = plt.subplots(1, len(impls), figsize=(9 * len(impls), 0.22 * len(cases) * len(boards) + 2),
