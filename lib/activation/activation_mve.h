@@ -16,14 +16,13 @@
 namespace edgeattn {
 namespace mve {
 
-// factor * e^(w + w_lo) 2^64 for w in [-131, 0] (ExpScaledBy64 of activation_scalar.h).
+// factor * e^(w + w_lo) 2^64 for w in [-131, 0] (ExpScaledBy64 of activation_scalar.h); constants as scalar
+// operands, as in exp_mve.h.
 inline float32x4_t ExpScaledBy64(float32x4_t w, float32x4_t w_lo, float32x4_t factor) {
   using C = internal::ExpConstants;
-  const float32x4_t magic = vdupq_n_f32(C::kRoundMagicBiased);
-  const float32x4_t t = vfmaq_f32(magic, w, vdupq_n_f32(C::kLog2e));
-  const float32x4_t n_float = vsubq_f32(t, magic);
-  const float32x4_t r = vaddq_f32(vfmsq_f32(w, n_float, vdupq_n_f32(C::kLn2Hi)),
-                                  vfmsq_f32(w_lo, n_float, vdupq_n_f32(C::kLn2Lo)));
+  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(C::kRoundMagicBiased), w, C::kLog2e);
+  const float32x4_t n_float = vsubq_n_f32(t, C::kRoundMagicBiased);
+  const float32x4_t r = vaddq_f32(vfmaq_n_f32(w, n_float, -C::kLn2Hi), vfmaq_n_f32(w_lo, n_float, -C::kLn2Lo));
   const float32x4_t p = ExpPolynomial(r);
   const float32x4_t s = vmulq_f32(factor, AsFloat(vshlq_n_s32(AsInt(t), 23)));  // factor * 2^(n+64)
   return vfmaq_f32(s, vmulq_f32(s, r), p);
@@ -36,7 +35,7 @@ inline float32x4_t TimesSigmoid(float32x4_t x, float32x4_t a, float32x4_t big_e)
   using C = internal::ActivationConstants;
   const float32x4_t one = vdupq_n_f32(1.0f), two_to_minus_64 = vdupq_n_f32(C::kTwoToMinus64);
   const mve_pred16_t negative = SignBitSet(x);
-  const float32x4_t den = vfmaq_f32(one, big_e, two_to_minus_64);
+  const float32x4_t den = vfmaq_n_f32(one, big_e, C::kTwoToMinus64);
   const float32x4_t num = vpselq_f32(vmulq_f32(vnegq_f32(a), big_e), x, negative);
   const float32x4_t y = vmulq_f32(Divide(num, den), vpselq_f32(two_to_minus_64, one, negative));
   const mve_pred16_t keep_x = vcmpeqq_f32(x, vdupq_n_f32(internal::kInfinity)) | IsNan(x);
@@ -53,18 +52,18 @@ inline float32x4_t Silu(float32x4_t x) {
 inline float32x4_t GeluTanh(float32x4_t x) {
   using C = internal::ActivationConstants;
   const float32x4_t a = vminnmq_f32(vabsq_f32(x), vdupq_n_f32(C::kGeluTanhClamp));
-  // z = kC1 a + kC3 a^3 as z + z_lo (GeluTanhArgument in activation_scalar.h); product errors by VFMA.
-  const float32x4_t c1_hi = vdupq_n_f32(C::kTanhC1Hi), c3_hi = vdupq_n_f32(C::kTanhC3Hi);
+  // z = kC1 a + kC3 a^3 as z + z_lo (GeluTanhArgument in activation_scalar.h); product errors by VFMA. 2Sum's
+  // c1 - u is written -(u - c1): the same value, with c1 as a scalar operand.
   const float32x4_t a2 = vmulq_f32(a, a);
   const float32x4_t a2_lo = vfmaq_f32(vnegq_f32(a2), a, a);
-  const float32x4_t c3a2 = vmulq_f32(c3_hi, a2);
-  const float32x4_t c3a2_lo = vfmaq_f32(vnegq_f32(c3a2), c3_hi, a2);
-  const float32x4_t t = vaddq_f32(c1_hi, c3a2);
-  const float32x4_t t_minus_c1 = vsubq_f32(t, c1_hi);  // 2Sum: c1 + c3a2 = t + t_sum_error exactly
+  const float32x4_t c3a2 = vmulq_n_f32(a2, C::kTanhC3Hi);
+  const float32x4_t c3a2_lo = vfmaq_n_f32(vnegq_f32(c3a2), a2, C::kTanhC3Hi);
+  const float32x4_t t = vaddq_n_f32(c3a2, C::kTanhC1Hi);
+  const float32x4_t t_minus_c1 = vsubq_n_f32(t, C::kTanhC1Hi);  // 2Sum: c1 + c3a2 = t + t_sum_error exactly
   const float32x4_t t_sum_error =
-      vaddq_f32(vsubq_f32(c1_hi, vsubq_f32(t, t_minus_c1)), vsubq_f32(c3a2, t_minus_c1));
-  const float32x4_t corrections = vaddq_f32(vfmaq_f32(c3a2_lo, c3_hi, a2_lo),
-                                            vfmaq_f32(vdupq_n_f32(C::kTanhC1Lo), vdupq_n_f32(C::kTanhC3Lo), a2));
+      vsubq_f32(vsubq_f32(c3a2, t_minus_c1), vsubq_n_f32(vsubq_f32(t, t_minus_c1), C::kTanhC1Hi));
+  const float32x4_t corrections = vaddq_f32(vfmaq_n_f32(c3a2_lo, a2_lo, C::kTanhC3Hi),
+                                            vfmaq_n_f32(vdupq_n_f32(C::kTanhC1Lo), a2, C::kTanhC3Lo));
   const float32x4_t t_lo = vaddq_f32(t_sum_error, corrections);
   const float32x4_t z = vmulq_f32(a, t);
   const float32x4_t z_lo = vfmaq_f32(vfmaq_f32(vnegq_f32(z), a, t), a, t_lo);
@@ -74,16 +73,16 @@ inline float32x4_t GeluTanh(float32x4_t x) {
 // Q(y) = Phi(-y) e^(y^2/2) for y in [0, 15]: R / (kSqrt2Pi y R + P) (GeluErfMillsRatio in activation_scalar.h).
 inline float32x4_t GeluErfMillsRatio(float32x4_t y) {
   using C = internal::ActivationConstants;
-  float32x4_t p = vfmaq_f32(vdupq_n_f32(C::kP3), vdupq_n_f32(C::kP4), y);
-  p = vfmaq_f32(vdupq_n_f32(C::kP2), p, y);
-  p = vfmaq_f32(vdupq_n_f32(C::kP1), p, y);
-  p = vfmaq_f32(vdupq_n_f32(C::kP0), p, y);
-  float32x4_t r = vfmaq_f32(vdupq_n_f32(C::kR4), vdupq_n_f32(C::kR5), y);
-  r = vfmaq_f32(vdupq_n_f32(C::kR3), r, y);
-  r = vfmaq_f32(vdupq_n_f32(C::kR2), r, y);
-  r = vfmaq_f32(vdupq_n_f32(C::kR1), r, y);
-  r = vfmaq_f32(vdupq_n_f32(1.0f), r, y);
-  return Divide(r, vfmaq_f32(p, vmulq_f32(vdupq_n_f32(C::kSqrt2Pi), y), r));
+  float32x4_t p = vfmasq_n_f32(vdupq_n_f32(C::kP4), y, C::kP3);
+  p = vfmasq_n_f32(p, y, C::kP2);
+  p = vfmasq_n_f32(p, y, C::kP1);
+  p = vfmasq_n_f32(p, y, C::kP0);
+  float32x4_t r = vfmasq_n_f32(vdupq_n_f32(C::kR5), y, C::kR4);
+  r = vfmasq_n_f32(r, y, C::kR3);
+  r = vfmasq_n_f32(r, y, C::kR2);
+  r = vfmasq_n_f32(r, y, C::kR1);
+  r = vfmasq_n_f32(r, y, 1.0f);
+  return Divide(r, vfmaq_f32(p, vmulq_n_f32(y, C::kSqrt2Pi), r));
 }
 
 inline float32x4_t GeluErf(float32x4_t x) {
@@ -91,13 +90,12 @@ inline float32x4_t GeluErf(float32x4_t x) {
   const float32x4_t a = vminnmq_f32(vabsq_f32(x), vdupq_n_f32(C::kGeluErfClamp));
   const float32x4_t a2 = vmulq_f32(a, a);
   const float32x4_t a2_lo = vfmaq_f32(vnegq_f32(a2), a, a);
-  const float32x4_t minus_half = vdupq_n_f32(-0.5f);
   const float32x4_t big_phi =
-      ExpScaledBy64(vmulq_f32(minus_half, a2), vmulq_f32(minus_half, a2_lo), GeluErfMillsRatio(a));
+      ExpScaledBy64(vmulq_n_f32(a2, -0.5f), vmulq_n_f32(a2_lo, -0.5f), GeluErfMillsRatio(a));
   const float32x4_t one = vdupq_n_f32(1.0f), two_to_minus_64 = vdupq_n_f32(C::kTwoToMinus64);
   const mve_pred16_t negative = SignBitSet(x);
   // Sign set: (-a Phi(-a) 2^64) 2^-64 (-0 for -0); otherwise x (1 - Phi(-x)); NaN given back quieted.
-  const float32x4_t factor = vpselq_f32(big_phi, vfmsq_f32(one, big_phi, two_to_minus_64), negative);
+  const float32x4_t factor = vpselq_f32(big_phi, vfmaq_n_f32(one, big_phi, -C::kTwoToMinus64), negative);
   const float32x4_t xn = vpselq_f32(vnegq_f32(a), x, negative);
   const float32x4_t y = vmulq_f32(vmulq_f32(xn, factor), vpselq_f32(two_to_minus_64, one, negative));
   return vpselq_f32(vaddq_f32(x, x), y, IsNan(x));

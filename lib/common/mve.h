@@ -65,11 +65,11 @@ inline mve_pred16_t SignBitSet(float32x4_t v) { return vcmpltq_s32(AsInt(v), vdu
 // MVE has no divide or reciprocal-estimate instruction; ten vector operations replace four scalar divides and the
 // lane moves around them.
 inline float32x4_t Divide(float32x4_t num, float32x4_t den) {
-  const float32x4_t one = vdupq_n_f32(1.0f);
+  const float32x4_t neg_den = vnegq_f32(den);
   float32x4_t r = AsFloat(vsubq_s32(vdupq_n_s32(0x7EF311C3), AsInt(den)));
-  r = vfmaq_f32(r, r, vfmsq_f32(one, den, r));  // r + r (1 - den r)
-  r = vfmaq_f32(r, r, vfmsq_f32(one, den, r));
-  r = vfmaq_f32(r, r, vfmsq_f32(one, den, r));
+  r = vfmaq_f32(r, r, vfmasq_n_f32(neg_den, r, 1.0f));  // r + r (1 - den r)
+  r = vfmaq_f32(r, r, vfmasq_n_f32(neg_den, r, 1.0f));
+  r = vfmaq_f32(r, r, vfmasq_n_f32(neg_den, r, 1.0f));
   const float32x4_t q = vmulq_f32(num, r);
   // q - (q den - num) r rather than q + (num - q den) r: the same value, but for num = -0 the residual is
   // -0 + 0 = +0 and q - (+0) stays -0 where q + (+0) would not.

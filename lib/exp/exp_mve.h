@@ -5,6 +5,7 @@
 #ifndef EDGEATTN_LIB_EXP_EXP_MVE_H_
 #define EDGEATTN_LIB_EXP_EXP_MVE_H_
 
+#include "lib/common/bit_cast.h"
 #include "lib/common/mve.h"
 #include "lib/exp/exp_scalar.h"
 
@@ -12,46 +13,50 @@
 namespace edgeattn {
 namespace mve {
 
+// The constants ride in core registers as the scalar operand of VFMA/VFMAS/VMUL/VADD/VSUB (Rm): the eight Q
+// registers hold only the data, where splatted constants would be spilled and reloaded every vector (GCC 12 did).
+// VFMAS computes q * q' + Rm, VFMA q + q' * Rm; every step is the same fused operation as exp-inl.h's.
+
 // p = P(r) of ExpConstants, Horner's scheme.
 inline float32x4_t ExpPolynomial(float32x4_t r) {
   using C = internal::ExpConstants;
-  float32x4_t p = vfmaq_f32(vdupq_n_f32(C::kC5), r, vdupq_n_f32(C::kC6));
-  p = vfmaq_f32(vdupq_n_f32(C::kC4), p, r);
-  p = vfmaq_f32(vdupq_n_f32(C::kC3), p, r);
-  p = vfmaq_f32(vdupq_n_f32(C::kC2), p, r);
-  return vfmaq_f32(vdupq_n_f32(C::kC1), p, r);
+  float32x4_t p = vfmasq_n_f32(vdupq_n_f32(C::kC6), r, C::kC5);
+  p = vfmasq_n_f32(p, r, C::kC4);
+  p = vfmasq_n_f32(p, r, C::kC3);
+  p = vfmasq_n_f32(p, r, C::kC2);
+  return vfmasq_n_f32(p, r, C::kC1);
 }
 
 // P(r) by Estrin's scheme (the shifted variant, on a softmax row's dependency chain).
 inline float32x4_t ExpPolynomialEstrin(float32x4_t r) {
   using C = internal::ExpConstants;
   const float32x4_t r2 = vmulq_f32(r, r);
-  const float32x4_t a = vfmaq_f32(vdupq_n_f32(C::kC1), r, vdupq_n_f32(C::kC2));
-  const float32x4_t b = vfmaq_f32(vdupq_n_f32(C::kC3), r, vdupq_n_f32(C::kC4));
-  const float32x4_t c = vfmaq_f32(vdupq_n_f32(C::kC5), r, vdupq_n_f32(C::kC6));
+  const float32x4_t a = vfmasq_n_f32(vdupq_n_f32(C::kC2), r, C::kC1);
+  const float32x4_t b = vfmasq_n_f32(vdupq_n_f32(C::kC4), r, C::kC3);
+  const float32x4_t c = vfmasq_n_f32(vdupq_n_f32(C::kC6), r, C::kC5);
   return vfmaq_f32(a, vfmaq_f32(b, c, r2), r2);
 }
 
 // The fast core of ExpRr2P6Shifted and ExpRr2P6InRange (see ExpScaledBy64 in exp-inl.h): e^(x + lo) as
 // 2^(n+64) (1 + r P(r)) 2^-64, 2^(n+64) straight from t's bits. kWithLo: lo is added beside the reduction and P is
-// evaluated by Estrin's scheme (the shifted variant); otherwise lo is ignored.
+// evaluated by Estrin's scheme (the shifted variant); otherwise lo is ignored. x - n ln2 is x + n (-ln2): the
+// same fused result.
 template <bool kWithLo>
 inline float32x4_t ExpScaledBy64(float32x4_t x, float32x4_t lo) {
   using C = internal::ExpConstants;
-  const float32x4_t magic = vdupq_n_f32(C::kRoundMagicBiased);
-  const float32x4_t t = vfmaq_f32(magic, x, vdupq_n_f32(C::kLog2e));
-  const float32x4_t n_float = vsubq_f32(t, magic);
-  const float32x4_t r_hi = vfmsq_f32(x, n_float, vdupq_n_f32(C::kLn2Hi));
+  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(C::kRoundMagicBiased), x, C::kLog2e);
+  const float32x4_t n_float = vsubq_n_f32(t, C::kRoundMagicBiased);
+  const float32x4_t r_hi = vfmaq_n_f32(x, n_float, -C::kLn2Hi);
   float32x4_t r, p;
   if (kWithLo) {
-    r = vaddq_f32(r_hi, vfmsq_f32(lo, n_float, vdupq_n_f32(C::kLn2Lo)));
+    r = vaddq_f32(r_hi, vfmaq_n_f32(lo, n_float, -C::kLn2Lo));
     p = ExpPolynomialEstrin(r);
   } else {
-    r = vfmsq_f32(r_hi, n_float, vdupq_n_f32(C::kLn2Lo));
+    r = vfmaq_n_f32(r_hi, n_float, -C::kLn2Lo);
     p = ExpPolynomial(r);
   }
   const float32x4_t s = AsFloat(vshlq_n_s32(AsInt(t), 23));  // 2^(n+64)
-  return vmulq_f32(vfmaq_f32(s, vmulq_f32(s, r), p), vdupq_n_f32(C::kTwoToMinus64));
+  return vmulq_n_f32(vfmaq_f32(s, vmulq_f32(s, r), p), C::kTwoToMinus64);
 }
 
 // e^(d + d_lo) for d <= 0 computed by MVE arithmetic (x - m): +0 below kShiftedMinArg (and for -inf, whose r is
@@ -72,18 +77,16 @@ inline float32x4_t ExpRr2P6(float32x4_t x) {
   using C = internal::ExpConstants;
   const float32x4_t xc =
       vminnmq_f32(vmaxnmq_f32(x, vdupq_n_f32(C::kClampLow)), vdupq_n_f32(C::kClampHigh));
-  const float32x4_t magic = vdupq_n_f32(C::kRoundMagic);
-  const float32x4_t t = vfmaq_f32(magic, xc, vdupq_n_f32(C::kLog2e));
-  const float32x4_t n_float = vsubq_f32(t, magic);
-  const int32x4_t n = vsubq_s32(AsInt(t), AsInt(magic));
-  float32x4_t r = vfmsq_f32(xc, n_float, vdupq_n_f32(C::kLn2Hi));
-  r = vfmsq_f32(r, n_float, vdupq_n_f32(C::kLn2Lo));
+  const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(C::kRoundMagic), xc, C::kLog2e);
+  const float32x4_t n_float = vsubq_n_f32(t, C::kRoundMagic);
+  const int32x4_t n = vsubq_n_s32(AsInt(t), internal::BitCastScalar<int32_t>(C::kRoundMagic));
+  float32x4_t r = vfmaq_n_f32(xc, n_float, -C::kLn2Hi);
+  r = vfmaq_n_f32(r, n_float, -C::kLn2Lo);
   const float32x4_t p = ExpPolynomial(r);
   const int32x4_t n1 = vshrq_n_s32(n, 1);
   const int32x4_t n2 = vsubq_s32(n, n1);
-  const int32x4_t bias = vdupq_n_s32(127);
-  const float32x4_t s1 = AsFloat(vshlq_n_s32(vaddq_s32(n1, bias), 23));
-  const float32x4_t s2 = AsFloat(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+  const float32x4_t s1 = AsFloat(vshlq_n_s32(vaddq_n_s32(n1, 127), 23));
+  const float32x4_t s2 = AsFloat(vshlq_n_s32(vaddq_n_s32(n2, 127), 23));
   const float32x4_t f = vmulq_f32(vfmaq_f32(s1, vmulq_f32(s1, r), p), s2);
   return vpselq_f32(vaddq_f32(x, x), f, IsNan(x));
 }
@@ -92,9 +95,8 @@ inline float32x4_t ExpRr2P6(float32x4_t x) {
 // lane on both compilers: x >= lo is GE (ordered) as GCC and clang emit it, and the lane's answer is the AND.
 inline bool ExpInFastRange(float32x4_t x0, float32x4_t x1) {
   using C = internal::ExpConstants;
-  const float32x4_t lo = vdupq_n_f32(C::kFastLow), hi = vdupq_n_f32(C::kFastHigh);
-  const mve_pred16_t in0 = vcmpgeq_f32(x0, lo) & vcmpgeq_f32(hi, x0);
-  const mve_pred16_t in1 = vcmpgeq_f32(x1, lo) & vcmpgeq_f32(hi, x1);
+  const mve_pred16_t in0 = vcmpgeq_n_f32(x0, C::kFastLow) & vcmpleq_n_f32(x0, C::kFastHigh);
+  const mve_pred16_t in1 = vcmpgeq_n_f32(x1, C::kFastLow) & vcmpleq_n_f32(x1, C::kFastHigh);
   return (in0 & in1) == 0xFFFF;
 }
 

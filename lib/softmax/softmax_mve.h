@@ -77,21 +77,18 @@ inline float ExpRowAndSum(const float* in, float* out, size_t n, float m) {
   return CompensatedTotal(sum, compensation);
 }
 
-// out = e / total with one Newton correction: q + (e - q total) / total (exact residual by VFMS; MVE rounds to
-// nearest, so this is CorrectedQuotient's value and +0 stays +0).
+// e / total with one Newton correction: q + (e - q total) / total, the residual exact in one VFMA with -total as
+// its scalar operand (MVE rounds to nearest, so this is CorrectedQuotient's value, and +0 stays +0).
+inline float32x4_t CorrectedQuotient(float32x4_t e, float total, float inv) {
+  const float32x4_t q = vmulq_n_f32(e, inv);
+  return vfmaq_n_f32(q, vfmaq_n_f32(e, q, -total), inv);
+}
+
 inline void DivideRow(float* out, size_t n, float total) {
-  const float32x4_t vtotal = vdupq_n_f32(total), vinv = vdupq_n_f32(1.0f / total);
+  const float inv = 1.0f / total;
   size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const float32x4_t e = vldrwq_f32(out + j);
-    const float32x4_t q = vmulq_f32(e, vinv);
-    vstrwq_f32(out + j, vfmaq_f32(q, vfmsq_f32(e, q, vtotal), vinv));
-  }
-  if (j < n) {
-    const float32x4_t e = LoadTail(out + j, n - j);
-    const float32x4_t q = vmulq_f32(e, vinv);
-    StoreTail(out + j, vfmaq_f32(q, vfmsq_f32(e, q, vtotal), vinv), n - j);
-  }
+  for (; j + kLanes <= n; j += kLanes) vstrwq_f32(out + j, CorrectedQuotient(vldrwq_f32(out + j), total, inv));
+  if (j < n) StoreTail(out + j, CorrectedQuotient(LoadTail(out + j, n - j), total, inv), n - j);
 }
 
 // Softmax of one row of n >= 1 floats; in == out allowed.
