@@ -56,19 +56,26 @@ inline void LinearMve(const float* x, size_t rows, size_t in, const float* w, co
 }
 
 // kOutputs dot products of x_row with rows o, o + 1, ... of W (stored [out][in]), each in 4 lane partial sums
-// (lane l sums i = l mod 4, the scalar path's four accumulators), the x vector loaded once for all of them.
+// (lane l sums i = l mod 4, the scalar path's four accumulators), the x vector loaded once for all of them. Each
+// row has its own pointer, advanced by the loop: GCC 12 then uses post-indexed loads instead of recomputing
+// every address from the index.
 template <size_t kOutputs>
 inline void DotRows(const float* x_row, const float* w_rows, size_t in, float* dots) {
   float32x4_t acc[kOutputs];
-  for (size_t k = 0; k < kOutputs; ++k) acc[k] = vdupq_n_f32(0.0f);
-  size_t i = 0;
-  for (; i + kLanes <= in; i += kLanes) {
-    const float32x4_t xv = vldrwq_f32(x_row + i);
-    for (size_t k = 0; k < kOutputs; ++k) acc[k] = vfmaq_f32(acc[k], xv, vldrwq_f32(w_rows + k * in + i));
+  const float* w[kOutputs];
+  for (size_t k = 0; k < kOutputs; ++k) acc[k] = vdupq_n_f32(0.0f), w[k] = w_rows + k * in;
+  const float* x = x_row;
+  for (const float* const end = x_row + in / kLanes * kLanes; x != end; x += kLanes) {
+    const float32x4_t xv = vldrwq_f32(x);
+    for (size_t k = 0; k < kOutputs; ++k) {
+      acc[k] = vfmaq_f32(acc[k], xv, vldrwq_f32(w[k]));
+      w[k] += kLanes;
+    }
   }
-  if (i < in) {
-    const float32x4_t xv = LoadTail(x_row + i, in - i);
-    for (size_t k = 0; k < kOutputs; ++k) acc[k] = vfmaq_f32(acc[k], xv, LoadTail(w_rows + k * in + i, in - i));
+  const size_t rest = in % kLanes;
+  if (rest != 0) {
+    const float32x4_t xv = LoadTail(x, rest);
+    for (size_t k = 0; k < kOutputs; ++k) acc[k] = vfmaq_f32(acc[k], xv, LoadTail(w[k], rest));
   }
   for (size_t k = 0; k < kOutputs; ++k) dots[k] = SumLanes(acc[k]);
 }
