@@ -117,6 +117,10 @@ def print_table(rows):
           "Cortex-M55); still a proxy, not a cycle count")
 
 
+def ratios_of(rows, impl):
+    return [r[impl]["ratio"] for r in rows if impl in r and "ratio" in r[impl]]
+
+
 def chart(rows, path):
     try:
         import matplotlib
@@ -126,7 +130,7 @@ def chart(rows, path):
         print("no chart: matplotlib is missing (Debian: python3-matplotlib)", file=sys.stderr)
         return
     impls = implementations(rows)
-    boards = sorted({(r["cpu"], r["compiler"]) for r in rows})
+    boards = list(dict.fromkeys((r["cpu"], r["compiler"]) for r in rows))  # in the order they ran
     cases = list(dict.fromkeys(r["case"] for r in rows))
     fig, axes = plt.subplots(1, len(impls), figsize=(9 * len(impls), 0.22 * len(cases) * len(boards) + 2),
                              sharey=True, squeeze=False)
@@ -140,6 +144,10 @@ def chart(rows, path):
             ax.barh([i + b * height for i in range(len(cases))], values, height=height, label=f"{cpu} {compiler}")
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log")
+        ticks = [t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16, 32) if t <= 2 * max(ratios_of(rows, impl), default=1)]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{t:g}" for t in ticks])
+        ax.minorticks_off()
         ax.set_title(f"scalar / {impl} instructions (x, log; {LABEL})", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
         ax.legend(fontsize=8)
