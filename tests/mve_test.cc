@@ -403,21 +403,6 @@ TEST(MveNormTest, SpecialRows) {
 // ---- Activations, gated activation, add: activation.h.
 void ActivationArray(Activation act, const float* x, float* y, size_t n) { mve::ActivationArrayMve(x, y, n, act); }
 
-float ActivationInput(Rng& rng) {
-  switch (rng.Index(8)) {
-    case 0:
-      return rng.Uniform(-125.0f, -80.0f);
-    case 1:
-      return rng.Uniform(-16.0f, -9.0f);
-    case 2:
-      return rng.Cauchy(1e3f);
-    case 3:
-      return rng.Uniform(-1e-3f, 1e-3f);
-    default:
-      return rng.Uniform(-16.0f, 16.0f);
-  }
-}
-
 bool CheckActivation(Activation act, float x, float got, double* worst) {
   double ulp = 0;
   const bool ok = MeetsContract(act, Expected(act, x), got, &ulp);
@@ -436,7 +421,7 @@ TEST(MveActivationTest, EveryTailMisalignmentSpecialsAndInPlace) {
     for (size_t n = 0; n <= kMaxTailTestLength; ++n) {
       for (size_t m = 0; m < 4; ++m) {
         GuardedBuffer in(n, m), out(n, (m + 1) % 4);
-        for (size_t i = 0; i < n; ++i) in[i] = rng.Bernoulli(0.15) ? specials[rng.Index(16)] : ActivationInput(rng);
+        for (size_t i = 0; i < n; ++i) in[i] = rng.Bernoulli(0.15) ? specials[rng.Index(16)] : ActivationRandomInput(rng);
         GuardedBuffer same = in;
         ActivationArray(act, in.data(), out.data(), n);
         ActivationArray(act, same.data(), same.data(), n);
@@ -476,7 +461,7 @@ TEST(MveActivationTest, GatedWithinBoundTimesUpPlusOneRoundingAndAddRoundsToNear
     for (size_t n = 0; n <= kMaxTailTestLength; ++n) {
       const size_t m = rng.Index(4);
       GuardedBuffer gate(n, m), up(n, (m + 1) % 4), y(n, (m + 2) % 4), act_y(n, 0);
-      for (size_t i = 0; i < n; ++i) gate[i] = ActivationInput(rng), up[i] = rng.Uniform(-2.0f, 2.0f);
+      for (size_t i = 0; i < n; ++i) gate[i] = ActivationRandomInput(rng), up[i] = rng.Uniform(-2.0f, 2.0f);
       mve::GatedActivationArrayMve(gate.data(), up.data(), y.data(), n, act);
       ActivationArray(act, gate.data(), act_y.data(), n);
       for (size_t i = 0; i < n; ++i) {

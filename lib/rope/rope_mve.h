@@ -63,21 +63,17 @@ inline void RopeHeadHalf(float* head, const float* row, size_t rotary_dim) {
   }
 }
 
-// RopeWithTableScalar's loops (rope_scalar.h) with the heads rotated by the functions above.
+// The table variant's loops (ForEachHeadWithTableRow, rope_scalar.h) with the heads rotated by the functions above.
 inline void RopeWithTableMve(const internal::RopeProblem& p, const float* table, size_t table_first_position, float* x,
                              size_t seq_len, size_t first_position) {
-  const size_t token_stride = p.num_heads * p.head_dim;
-  for (size_t t = 0; t < seq_len; ++t) {
-    const float* row = table + (first_position + t - table_first_position) * p.rotary_dim;
-    float* token = x + t * token_stride;
-    for (size_t h = 0; h < p.num_heads; ++h) {
-      if (p.half) {
-        RopeHeadHalf(token + h * p.head_dim, row, p.rotary_dim);
-      } else {
-        RopeHeadInterleaved(token + h * p.head_dim, row, p.rotary_dim);
-      }
-    }
-  }
+  internal::ForEachHeadWithTableRow(p, table, table_first_position, x, seq_len, first_position,
+                                    [&p](float* head, const float* row) {
+                                      if (p.half) {
+                                        RopeHeadHalf(head, row, p.rotary_dim);
+                                      } else {
+                                        RopeHeadInterleaved(head, row, p.rotary_dim);
+                                      }
+                                    });
 }
 
 }  // namespace mve
