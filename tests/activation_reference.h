@@ -112,6 +112,23 @@ inline Expectation Expected(Activation act, float x) {
   return {Expect::kUlp, exact, false};
 }
 
+// Random inputs that reach every branch of the contract: the bulk of each function ([-16, 16]), SiLU's range
+// where e^-x overflows ([-125, -80]), the flush/clamp region, huge values and a few specials.
+inline float ActivationRandomInput(Rng& rng) {
+  switch (rng.Index(8)) {
+    case 0:
+      return rng.Uniform(-125.0f, -80.0f);
+    case 1:
+      return rng.Uniform(-16.0f, -9.0f);
+    case 2:
+      return rng.Cauchy(1e3f);
+    case 3:
+      return rng.Uniform(-1e-3f, 1e-3f);
+    default:
+      return rng.Uniform(-16.0f, 16.0f);
+  }
+}
+
 inline uint64_t DoubleBits(double v) {
   uint64_t u;
   std::memcpy(&u, &v, sizeof(u));

@@ -89,26 +89,34 @@ inline void RopeScalar(const RopeProblem& p, float* x, size_t seq_len, size_t fi
   RopeScalarIn<false>(p, x, seq_len, first_position);
 }
 
-// The table variant: float arithmetic only (each product and sum rounded once), cos and sin from the table row
-// of the token's position.
-inline void RopeWithTableScalar(const RopeProblem& p, const float* table, size_t table_first_position, float* x,
-                                size_t seq_len, size_t first_position) {
+// Calls rotate_head(head, row) for every head of every token, with the table row of the token's position (the
+// table variant's loops, shared by the scalar path and the Helium kernel, rope_mve.h).
+template <class RotateHead>
+inline void ForEachHeadWithTableRow(const RopeProblem& p, const float* table, size_t table_first_position, float* x,
+                                    size_t seq_len, size_t first_position, RotateHead rotate_head) {
   const size_t token_stride = p.num_heads * p.head_dim;
   for (size_t t = 0; t < seq_len; ++t) {
     const float* row = table + (first_position + t - table_first_position) * p.rotary_dim;
     float* token = x + t * token_stride;
-    for (size_t h = 0; h < p.num_heads; ++h) {
-      float* head = token + h * p.head_dim;
-      for (size_t i = 0; i < p.rotary_dim / 2; ++i) {
-        const float c = row[2 * i], s = row[2 * i + 1];
-        float* a = head + RopeFirst(p, i);
-        float* b = head + RopeSecond(p, i);
-        const float xa = *a, xb = *b;
-        *a = xa * c - xb * s;
-        *b = xb * c + xa * s;
-      }
-    }
+    for (size_t h = 0; h < p.num_heads; ++h) rotate_head(token + h * p.head_dim, row);
   }
+}
+
+// The table variant: float arithmetic only (each product and sum rounded once), cos and sin from the table row
+// of the token's position.
+inline void RopeWithTableScalar(const RopeProblem& p, const float* table, size_t table_first_position, float* x,
+                                size_t seq_len, size_t first_position) {
+  ForEachHeadWithTableRow(p, table, table_first_position, x, seq_len, first_position,
+                          [&p](float* head, const float* row) {
+                            for (size_t i = 0; i < p.rotary_dim / 2; ++i) {
+                              const float c = row[2 * i], s = row[2 * i + 1];
+                              float* a = head + RopeFirst(p, i);
+                              float* b = head + RopeSecond(p, i);
+                              const float xa = *a, xb = *b;
+                              *a = xa * c - xb * s;
+                              *b = xb * c + xa * s;
+                            }
+                          });
 }
 
 }  // namespace internal

@@ -58,9 +58,28 @@ void semihosting_exit(int code) {
 extern char __heap_start[];  // from the linker script
 extern char __heap_end[];
 
+// Writes "<text><value>" to the console without stdio (which may itself need the heap).
+static void WriteNumber(const char* text, size_t value) {
+  char digits[24];
+  size_t i = sizeof(digits);
+  do {
+    digits[--i] = (char)('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  semihosting_write(text, strlen(text));
+  semihosting_write(digits + i, sizeof(digits) - i);
+}
+
+// malloc grows the heap through here, and fails (returns null, so operator new throws std::bad_alloc and, with
+// nothing to catch it, the program aborts with code 134) only when this does: the console says why first, or a
+// test that asked for too much would end right after its seed line with no word about the cause.
 void* _sbrk(ptrdiff_t increment) {
   static char* top = __heap_start;
   if (increment > __heap_end - top || increment < __heap_start - top) {
+    WriteNumber("\n*** out of memory: the heap cannot grow by ", (size_t)increment);
+    WriteNumber(" bytes (heap ", (size_t)(__heap_end - __heap_start));
+    WriteNumber(" bytes, in use ", (size_t)(top - __heap_start));
+    semihosting_write(")\n", 2);
     errno = ENOMEM;
     return (void*)-1;
   }
@@ -130,6 +149,8 @@ int _getpid(void) { return 1; }
 
 int _kill(int pid, int signal) {
   (void)pid;
+  WriteNumber("\n*** killed by signal ", (size_t)signal);  // abort() is signal 6
+  semihosting_write("\n", 1);
   semihosting_exit(128 + signal);
 }
 

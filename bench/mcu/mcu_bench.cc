@@ -1,0 +1,318 @@
+// Instruction-count benchmark firmware for the Cortex-M boards (scripts/bench-mcu.sh): runs each kernel once per
+// implementation at the MCU shapes of issue 32, each call between the two marker functions that
+// bench/mcu/insn_count_plugin.c counts between. Before each region it prints "region <kernel>/<shape> <impl>"; the
+// plugin writes one count per region in the same order. <impl> is "scalar" (edgeattn::scalar::...), "simd" (the
+// dispatched path: Highway's static target on the boards today), on Helium builds "mve" (the standalone kernels
+// of lib/*/*_mve.h, called without the public wrapper's argument checks, until phase 2 of issue 32 makes them the
+// simd path), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not cycles.
+//
+// Inputs are fixed pseudo-random values (the same every run, so the counts are exactly repeatable; the kernels'
+// work does not depend on the values except in special cases these inputs avoid: no inf, NaN or subnormal).
+#include <stdint.h>
+#include <stdio.h>
+
+#include <initializer_list>
+
+#include "edgeattn/edgeattn.hpp"
+#include "lib/common/mve.h"
+#include "lib/common/q8_dot_dsp.h"
+#include "lib/common/q8_dot_mve.h"
+#include "lib/rope/rope_scalar.h"
+#if EDGEATTN_MVE_FLOAT
+#include "lib/activation/activation_mve.h"
+#include "lib/dot/dot_mve.h"
+#include "lib/exp/exp_mve.h"
+#include "lib/linear/linear_mve.h"
+#include "lib/norm/norm_mve.h"
+#include "lib/rope/rope_mve.h"
+#include "lib/softmax/softmax_mve.h"
+#endif
+
+using edgeattn::Status;
+
+// The markers: never inlined, never merged with each other (different bodies), and opaque to the optimiser
+// (GCC's noipa; clang-14 has no such attribute, the memory clobber keeps it from moving memory work across), so
+// no work of a region moves across them. The plugin counts from start's first instruction to stop's.
+#if defined(__clang__)
+#define EDGEATTN_BENCH_MARKER __attribute__((noinline, used))
+#else
+#define EDGEATTN_BENCH_MARKER __attribute__((noinline, noipa, used))
+#endif
+extern "C" {
+volatile uint32_t g_bench_marker;
+EDGEATTN_BENCH_MARKER void edgeattn_bench_start(void) {
+  __asm__ volatile("" ::: "memory");
+  g_bench_marker = 1;
+}
+EDGEATTN_BENCH_MARKER void edgeattn_bench_stop(void) {
+  __asm__ volatile("" ::: "memory");
+  g_bench_marker = 2;
+}
+}
+
+namespace {
+
+int g_failures = 0;
+
+// A region for a standalone Helium kernel (no status: the kernels are called with valid arguments).
+#if EDGEATTN_MVE_FLOAT
+#define EDGEATTN_MVE_REGION(name, call) \
+  Region(name, "mve", [&] {             \
+    call;                               \
+    return Status::kOk;                 \
+  })
+#else
+#define EDGEATTN_MVE_REGION(name, call)
+#endif
+
+template <class Fn>
+void Region(const char* name, const char* impl, Fn fn) {
+  printf("region %s %s\n", name, impl);
+  fflush(stdout);
+  edgeattn_bench_start();
+  const Status status = fn();
+  edgeattn_bench_stop();
+  if (status != Status::kOk) {
+    printf("FAILED %s %s: status %d\n", name, impl, static_cast<int>(status));
+    ++g_failures;
+  }
+}
+
+// Uniform in [lo, hi) from a fixed 32-bit LCG (Numerical Recipes' constants).
+void Fill(float* x, size_t n, float lo, float hi, uint32_t seed) {
+  uint32_t state = seed;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    x[i] = lo + (hi - lo) * static_cast<float>(state >> 8) * (1.0f / 16777216.0f);
+  }
+}
+
+// Static storage sized for the largest case: linear 1 x 256 x 256 (256 KiB of weights), attention decode n = 256,
+// d = 64 (64 KiB each for K and V). The 4 MB boards hold it with room to spare.
+constexpr size_t kMaxWeights = 256 * 256;
+constexpr size_t kMaxVector = 1024;
+float g_w[kMaxWeights];
+float g_k[256 * 64];
+float g_v[256 * 64];
+float g_a[kMaxVector];
+float g_b[kMaxVector];
+float g_y[kMaxVector];
+alignas(64) unsigned char g_workspace[16384];
+
+struct Paths {
+  const char* name;
+  bool scalar;
+};
+constexpr Paths kPaths[] = {{"scalar", true}, {"simd", false}};
+
+void EmptyRegion() {
+  Region("empty/-", "scalar", [] { return Status::kOk; });
+}
+
+void DotCases() {
+  Fill(g_a, 1024, -1.0f, 1.0f, 1);
+  Fill(g_b, 1024, -1.0f, 1.0f, 2);
+  static float result;
+  for (const Paths& p : kPaths) {
+    Region("dot/n=1024", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::Dot(g_a, g_b, 1024, &result) : edgeattn::Dot(g_a, g_b, 1024, &result);
+    });
+  }
+  EDGEATTN_MVE_REGION("dot/n=1024", edgeattn::mve::DotArraysMve(g_a, g_b, 1024, &result));
+}
+
+void ExpSoftmaxCases() {
+  Fill(g_a, 1024, -87.0f, 0.0f, 3);
+  for (const Paths& p : kPaths) {
+    Region("exp/n=1024", p.name,
+           [&] { return p.scalar ? edgeattn::scalar::Exp(g_a, g_y, 1024) : edgeattn::Exp(g_a, g_y, 1024); });
+  }
+  EDGEATTN_MVE_REGION("exp/n=1024", edgeattn::mve::ExpArrayMve(g_a, g_y, 1024));
+  Fill(g_a, 1024, -10.0f, 10.0f, 4);
+  for (const Paths& p : kPaths) {
+    Region("softmax/n=1024", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::Softmax(g_a, g_y, 1, 1024) : edgeattn::Softmax(g_a, g_y, 1, 1024);
+    });
+  }
+  EDGEATTN_MVE_REGION("softmax/n=1024", edgeattn::mve::SoftmaxRowsMve(g_a, g_y, 1, 1024));
+}
+
+void AttentionCases() {
+  Fill(g_k, 256 * 64, -1.0f, 1.0f, 5);
+  Fill(g_v, 256 * 64, -1.0f, 1.0f, 6);
+  Fill(g_a, 64, -1.0f, 1.0f, 7);
+  for (size_t n : {size_t{64}, size_t{256}}) {
+    edgeattn::AttentionDesc desc;
+    desc.q_len = 1;
+    desc.kv_len = n;
+    desc.head_dim = 64;
+    desc.value_dim = 64;
+    char name[48];
+    snprintf(name, sizeof name, "attention/decode/n=%u,d=64", static_cast<unsigned>(n));
+    for (const Paths& p : kPaths) {
+      Region(name, p.name, [&] {
+        return p.scalar ? edgeattn::scalar::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace)
+                        : edgeattn::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace);
+      });
+    }
+  }
+}
+
+void LinearCases() {
+  struct Shape {
+    size_t rows, in, out;
+  };
+  for (const Shape s : {Shape{1, 256, 256}, Shape{8, 64, 64}}) {
+    Fill(g_w, s.in * s.out, -0.1f, 0.1f, 8);
+    Fill(g_a, s.rows * s.in, -1.0f, 1.0f, 9);
+    Fill(g_b, s.out, -0.1f, 0.1f, 10);
+    char name[64];  // linear/rows=1,in=256,out=256: the host benchmark's names
+    for (const bool transposed : {false, true}) {
+      snprintf(name, sizeof name, "%s/rows=%u,in=%u,out=%u", transposed ? "linear_transposed" : "linear",
+               static_cast<unsigned>(s.rows), static_cast<unsigned>(s.in), static_cast<unsigned>(s.out));
+      for (const Paths& p : kPaths) {
+        Region(name, p.name, [&] {
+          if (transposed) {
+            return p.scalar ? edgeattn::scalar::LinearTransposed(g_a, s.rows, s.in, g_w, g_b, s.out, g_y)
+                            : edgeattn::LinearTransposed(g_a, s.rows, s.in, g_w, g_b, s.out, g_y);
+          }
+          return p.scalar ? edgeattn::scalar::Linear(g_a, s.rows, s.in, g_w, g_b, s.out, g_y)
+                          : edgeattn::Linear(g_a, s.rows, s.in, g_w, g_b, s.out, g_y);
+        });
+      }
+      if (transposed) {
+        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+      } else {
+        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+      }
+    }
+  }
+}
+
+void NormCases() {
+  Fill(g_a, 256, -0.5f, 1.5f, 11);
+  Fill(g_b, 256, 0.5f, 1.5f, 12);
+  for (const Paths& p : kPaths) {
+    Region("rms_norm/n=256", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::RmsNorm(g_a, 1, 256, g_b, 1e-5f, g_y)
+                      : edgeattn::RmsNorm(g_a, 1, 256, g_b, 1e-5f, g_y);
+    });
+  }
+  EDGEATTN_MVE_REGION("rms_norm/n=256", edgeattn::mve::RmsNormRowsMve(g_a, 1, 256, g_b, 1e-5f, g_y));
+  for (const Paths& p : kPaths) {
+    Region("layer_norm/n=256", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::LayerNorm(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y)
+                      : edgeattn::LayerNorm(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y);
+    });
+  }
+  EDGEATTN_MVE_REGION("layer_norm/n=256", edgeattn::mve::LayerNormRowsMve(g_a, 1, 256, g_b, nullptr, 1e-5f, g_y));
+}
+
+void ActivationCases() {
+  using edgeattn::Activation;
+  Fill(g_a, 1024, -8.0f, 8.0f, 13);
+  Fill(g_b, 1024, -2.0f, 2.0f, 14);
+  struct Act {
+    const char* name;
+    Activation act;
+  };
+  for (const Act a : {Act{"activation/gelu_erf/n=1024", Activation::kGeluErf}, Act{"activation/gelu_tanh/n=1024", Activation::kGeluTanh},
+                      Act{"activation/silu/n=1024", Activation::kSilu}, Act{"activation/relu/n=1024", Activation::kRelu}}) {
+    for (const Paths& p : kPaths) {
+      Region(a.name, p.name, [&] {
+        return p.scalar ? edgeattn::scalar::ActivationApply(g_a, g_y, 1024, a.act)
+                        : edgeattn::ActivationApply(g_a, g_y, 1024, a.act);
+      });
+    }
+    EDGEATTN_MVE_REGION(a.name, edgeattn::mve::ActivationArrayMve(g_a, g_y, 1024, a.act));
+  }
+  for (const Paths& p : kPaths) {
+    Region("gated_activation/silu/n=1024", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::GatedActivation(g_a, g_b, g_y, 1024, Activation::kSilu)
+                      : edgeattn::GatedActivation(g_a, g_b, g_y, 1024, Activation::kSilu);
+    });
+  }
+  EDGEATTN_MVE_REGION("gated_activation/silu/n=1024",
+                      edgeattn::mve::GatedActivationArrayMve(g_a, g_b, g_y, 1024, Activation::kSilu));
+  for (const Paths& p : kPaths) {
+    Region("add/n=1024", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::Add(g_a, g_b, g_y, 1024) : edgeattn::Add(g_a, g_b, g_y, 1024);
+    });
+  }
+  EDGEATTN_MVE_REGION("add/n=1024", edgeattn::mve::AddArraysMve(g_a, g_b, g_y, 1024));
+}
+
+// RoPE from a table at a decode step (one token, 8 heads of 64, interleaved pairs, llama2.c's layout).
+// RopeWithTable has one implementation for both public paths (float arithmetic on the table): "simd" is it too.
+void RopeCases() {
+  static float table[64];
+  if (edgeattn::RopeTableFill(64, 0.0f, 100, 1, table) != Status::kOk) ++g_failures;
+  Fill(g_a, 8 * 64, -1.0f, 1.0f, 15);
+  edgeattn::RopeDesc desc;
+  desc.num_heads = 8;
+  desc.head_dim = 64;
+  const edgeattn::RopeTableView view{table, 64, 100, 1};
+  for (const Paths& p : kPaths) {
+    Region("rope_with_table/heads=8,d=64", p.name, [&] {
+      return p.scalar ? edgeattn::scalar::RopeWithTable(desc, view, g_a, 1, 100)
+                      : edgeattn::RopeWithTable(desc, view, g_a, 1, 100);
+    });
+  }
+#if EDGEATTN_MVE_FLOAT
+  const edgeattn::internal::RopeProblem problem{8, 64, 64, 0.0, false};
+  EDGEATTN_MVE_REGION("rope_with_table/heads=8,d=64",
+                      edgeattn::mve::RopeWithTableMve(problem, table, 100, g_a, 1, 100));
+#endif
+}
+
+// The exact int8 dot of one Q8 group row (256 values): the plain loop (the scalar int8 path of linear_q8 will be
+// this loop), SMLAD where the core has the DSP extension, VMLADAVA.S8 on Helium. Phase 2 adds linear_q8 itself.
+__attribute__((noinline)) int32_t DotS8Plain(const int8_t* a, const int8_t* b, size_t n) {
+  int32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return sum;
+}
+
+void DotS8Cases() {
+  static int8_t qa[256], qb[256];
+  static volatile int32_t sum;  // stored, so the call is not dropped
+  for (size_t i = 0; i < 256; ++i) {
+    qa[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    qb[i] = static_cast<int8_t>(static_cast<int>(i * 91 % 255) - 127);
+  }
+  Region("dot_s8/n=256", "scalar", [&] {
+    sum = DotS8Plain(qa, qb, 256);
+    return Status::kOk;
+  });
+#if EDGEATTN_DSP
+  Region("dot_s8/n=256", "dsp", [&] {
+    sum = edgeattn::dsp::DotS8Dsp(qa, qb, 256);
+    return Status::kOk;
+  });
+#endif
+#if EDGEATTN_MVE_INT
+  Region("dot_s8/n=256", "mve", [&] {
+    sum = edgeattn::mve::DotS8Mve(qa, qb, 256);
+    return Status::kOk;
+  });
+#endif
+  if (sum == 0x7FFFFFFF) ++g_failures;  // reads the result once (never that value)
+}
+
+}  // namespace
+
+int main() {
+  printf("edgeattn MCU instruction-count benchmark (a QEMU instruction-count proxy, not cycles); simd target %s\n",
+         edgeattn::SimdTarget());
+  EmptyRegion();
+  DotCases();
+  ExpSoftmaxCases();
+  AttentionCases();
+  LinearCases();
+  NormCases();
+  ActivationCases();
+  RopeCases();
+  DotS8Cases();
+  printf("%s: %d failed calls\n", g_failures == 0 ? "done" : "FAILED", g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
