@@ -254,6 +254,38 @@ double ExpError(const Floats& in, const float* out) {
   return worst;
 }
 
+double MaxUlpError(const float* got, const double* ref, size_t n, const double* unit) {
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = ref[i];
+    if (std::isnan(got[i]) || std::isnan(r)) {
+      if (std::isnan(got[i]) != std::isnan(r)) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    const double u = unit != nullptr ? std::max(std::fabs(unit[i]), std::fabs(r)) : r;
+    const int exponent = u == 0 ? -126 : std::max(std::ilogb(u), -126);
+    const double ulp = std::ldexp(1.0, exponent - 23);
+    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - r) / ulp);
+  }
+  return worst;
+}
+
+double SoftmaxUlp(const Floats& in, const float* out) {
+  const auto& ref = CachedReference(&in, 0, [&] { return ReferenceSoftmax(in.data(), 1, in.size()); });
+  return MaxUlpError(out, ref.data(), in.size());
+}
+
+double ExpUlp(const Floats& in, const float* out) {
+  const auto& ref = CachedReference(&in, 0, [&] {
+    std::vector<double> e(in.size());
+    for (size_t i = 0; i < in.size(); ++i) e[i] = std::exp(static_cast<double>(in[i]));
+    return e;
+  });
+  return MaxUlpError(out, ref.data(), in.size());
+}
+
+void SetAccuracy(benchmark::State& state, double max_ulp) { state.counters["max_ulp"] = max_ulp; }
+
 double LinearError(const LinearInputs& in, const float* y) {
   const LinearShape& s = in.shape;
   const auto& ref = CachedReference(

@@ -145,6 +145,19 @@ double SoftmaxError(const Floats& in, const float* out);                        
 double ExpError(const Floats& in, const float* out);                              // max relative error
 double LinearError(const LinearInputs& in, const float* y);                       // [rows][out]
 
+// ---- Accuracy (the table's "max error" column): the worst error of n outputs against a double reference, in
+// units in the last place of the float nearest the reference, ulp(r) = 2^(max(floor(log2 |r|), -126) - 23): the
+// unit edgeattn's headers state their bounds in. Below FLT_MIN the unit stays 2^-149, so an output that lost a
+// tiny result's relative accuracy (0.5 x (1 + erf(x / sqrt 2)) at x = -8 gives 0 for -5e-15) shows as the
+// millions of ULP it is. NaN against a number is infinite. Peers are measured on the same inputs. unit: where not
+// null, the ULP is that of |unit[i]| (>= |ref[i]|) instead: LayerNorm's output y = n + bias is judged in the unit of
+// the larger of y and its normalised part n, which its bias can cancel.
+double MaxUlpError(const float* got, const double* ref, size_t n, const double* unit = nullptr);
+double SoftmaxUlp(const Floats& in, const float* out);  // one row, in from SoftmaxInput
+double ExpUlp(const Floats& in, const float* out);
+// Records one implementation's worst error as the counter "max_ulp" (report.py's accuracy column).
+void SetAccuracy(benchmark::State& state, double max_ulp);
+
 // ---- Registration and counters.
 using BenchFn = std::function<void(benchmark::State&)>;
 void Register(const std::string& case_name, const std::string& impl, BenchFn fn);
