@@ -210,8 +210,9 @@ void RegisterXnnpack();
 void RegisterEdgeattn();
 void RegisterCalibration();
 void RegisterActivation();  // activation_bench.cc
-// The KV cache cases (kv_cache_bench.cc).
+// The KV cache cases (kv_cache_bench.cc), and the narrow-head ones (narrow_heads_bench.cc).
 void RegisterKvCache();
+void RegisterNarrowHeads();
 // The work split over two threads against the single call (split_bench.cc): "split/..." cases.
 void RegisterSplit();
 // The calibration kernels (calibrate.cc), for split_bench.cc's two-thread limits: `iterations` rounds of 16

@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
     edgeattn_bench::RegisterEdgeattn();
     edgeattn_bench::RegisterActivation();
     edgeattn_bench::RegisterKvCache();
+    edgeattn_bench::RegisterNarrowHeads();
     edgeattn_bench::RegisterEigen();
     edgeattn_bench::RegisterOpenBlas();
     edgeattn_bench::RegisterOneDnn();
