@@ -108,11 +108,13 @@ HWY_INLINE float RowSumTotal(D d, V acc0, V acc1) {
 #endif
 
 // e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar). kToNearest: see ExpRoundedSum.
-template <bool kToNearest, class D, class V = hn::VFromD<D>>
+// kTimes2To64: e^(x - m) 2^64 (ExpRr2P6ShiftedTimes2To64), for the softmax row, whose quotient cancels it.
+template <bool kToNearest, bool kTimes2To64 = false, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpMinusMaxIn(D d, V x, V neg_m) {
   const V dv = hn::Add(x, neg_m);
   const V bb = hn::Sub(dv, x);
   const V d_lo = hn::Add(hn::Sub(x, hn::Sub(dv, bb)), hn::Sub(neg_m, bb));
+  if constexpr (kTimes2To64) return ExpRr2P6ShiftedTimes2To64<kToNearest>(d, dv, d_lo);
   return ExpRr2P6Shifted<kToNearest>(d, dv, d_lo);
 }
 
@@ -129,7 +131,9 @@ HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
   return ExpMinusMaxIn<true>(d, x, neg_m);
 }
 
-// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed.
+// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
+// summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so
+// the scaling is exact throughout) and each vector saves a multiply.
 template <bool kToNearest>
 HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
@@ -140,15 +144,15 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
   auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
-    const auto e0 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
-    const auto e1 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j + N), neg_m);
+    const auto e0 = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e1 = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j + N), neg_m);
     hn::StoreU(e0, d, out + j);
     hn::StoreU(e1, d, out + j + N);
     RowSumAdd(d, e0, acc0, acc1);
     RowSumAdd(d, e1, acc0, acc1);
   }
   for (; j + N <= n; j += N) {
-    const auto e = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j), neg_m);
     hn::StoreU(e, d, out + j);
     RowSumAdd(d, e, acc0, acc1);
   }
@@ -156,7 +160,7 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
     const size_t rest = n - j;
     // Padding lanes are -inf, whose exp is exactly 0.
     const auto x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, in + j, rest), hn::Set(d, -internal::kInfinity));
-    const auto e = ExpMinusMaxIn<kToNearest>(d, x, neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest, true>(d, x, neg_m);
     StoreTail(d, e, out + j, rest);
     RowSumAdd(d, e, acc0, acc1);
   }
