@@ -286,6 +286,25 @@ double ExpUlp(const Floats& in, const float* out) {
 
 void SetAccuracy(benchmark::State& state, double max_ulp) { state.counters["max_ulp"] = max_ulp; }
 
+void FillKvCache(edgeattn::KvType type, size_t kv_heads, size_t n, size_t dim, uint32_t seed_k, uint32_t seed_v,
+                 std::vector<unsigned char>* storage, edgeattn::KvCache* cache) {
+  edgeattn::KvCacheDesc d;
+  d.type = type;
+  d.num_kv_heads = kv_heads;
+  d.head_dim = d.value_dim = dim;
+  d.capacity = n;
+  storage->resize(edgeattn::KvCacheStorageSize(d));
+  const Floats k = Random(n * kv_heads * dim, -1, 1, seed_k), v = Random(n * kv_heads * dim, -1, 1, seed_v);
+  if (cache->Init(d, storage->data(), storage->size()) != edgeattn::Status::kOk ||
+      cache->Append(k.data(), v.data(), n) != edgeattn::Status::kOk) {
+    storage->clear();
+  }
+}
+
+const char* KvTypeName(edgeattn::KvType type) {
+  return type == edgeattn::KvType::kF32 ? "f32" : type == edgeattn::KvType::kF16 ? "f16" : "q8";
+}
+
 double LinearError(const LinearInputs& in, const float* y) {
   const LinearShape& s = in.shape;
   const auto& ref = CachedReference(

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "edgeattn/kv_cache.h"
+
 namespace edgeattn_bench {
 
 // ---- Cases (identical inputs for every implementation: generated from fixed seeds).
@@ -210,6 +212,12 @@ void RegisterXnnpack();
 void RegisterEdgeattn();
 void RegisterCalibration();
 void RegisterActivation();  // activation_bench.cc
+// A linear KV cache of n positions (capacity n) over storage (resized to its size), filled with K and V uniform in
+// [-1, 1] from the two seeds; storage is left empty if the setup fails. For kv_cache_bench.cc and
+// narrow_heads_bench.cc.
+void FillKvCache(edgeattn::KvType type, size_t kv_heads, size_t n, size_t dim, uint32_t seed_k, uint32_t seed_v,
+                 std::vector<unsigned char>* storage, edgeattn::KvCache* cache);
+const char* KvTypeName(edgeattn::KvType type);  // "f32", "f16", "q8"
 // The KV cache cases (kv_cache_bench.cc), and the narrow-head ones (narrow_heads_bench.cc).
 void RegisterKvCache();
 void RegisterNarrowHeads();

@@ -29,25 +29,11 @@ constexpr size_t kHeads = 8, kKvHeads = 4;  // TinyStories-260K: dim 64 = 8 head
 constexpr size_t kPrefill = 16;
 constexpr double kNarrowTolerance = 1e-5;  // relative L2 per output row against the double reference
 
-const char* TypeName(KvType t) { return t == KvType::kF32 ? "f32" : t == KvType::kF16 ? "f16" : "q8"; }
-
 // One filled cache per (type, n, d), kept for the process (every implementation reads the same bytes).
 struct NarrowCache {
   std::vector<unsigned char> storage;
   edgeattn::KvCache cache;
-  NarrowCache(KvType type, size_t n, size_t dim) {
-    edgeattn::KvCacheDesc d;
-    d.type = type;
-    d.num_kv_heads = kKvHeads;
-    d.head_dim = d.value_dim = dim;
-    d.capacity = n;
-    storage.resize(edgeattn::KvCacheStorageSize(d));
-    const Floats k = Random(n * kKvHeads * dim, -1, 1, 801), v = Random(n * kKvHeads * dim, -1, 1, 802);
-    if (cache.Init(d, storage.data(), storage.size()) != Status::kOk ||
-        cache.Append(k.data(), v.data(), n) != Status::kOk) {
-      storage.clear();
-    }
-  }
+  NarrowCache(KvType type, size_t n, size_t dim) { FillKvCache(type, kKvHeads, n, dim, 801, 802, &storage, &cache); }
   static const NarrowCache& Get(KvType type, size_t n, size_t dim) {
     static std::vector<std::unique_ptr<NarrowCache>> caches;
     for (const auto& c : caches) {
@@ -76,7 +62,8 @@ double NarrowError(const edgeattn::KvCache& cache, const float* q, size_t q_len,
       double m = -HUGE_VAL, sum = 0, err = 0, norm = 0;
       for (size_t t = 0; t < visible; ++t) {
         double dot = 0;
-        for (size_t c = 0; c < dim; ++c) dot += double{q[(i * kHeads + h) * dim + c]} * k[(t * kKvHeads + kv) * dim + c];
+        for (size_t c = 0; c < dim; ++c)
+          dot += double{q[(i * kHeads + h) * dim + c]} * k[(t * kKvHeads + kv) * dim + c];
         m = std::max(m, s[t] = dot / std::sqrt(static_cast<double>(dim)));
       }
       for (double& x : s) sum += (x = std::exp(x - m));
@@ -125,8 +112,9 @@ void RegisterNarrowHeads() {
       for (size_t n : {64, 128, 256, 512}) {
         for (size_t q_len : {size_t{1}, kPrefill}) {
           if (q_len == kPrefill && (n == 128 || n == 256)) continue;  // prefill at the two ends of the range
-          const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") + TypeName(type) +
-                                   "/n=" + std::to_string(n) + ",d=" + std::to_string(dim) + ",h=8,kv=4,hot";
+          const std::string name = std::string("kv_cache/") + (q_len == 1 ? "decode/" : "prefill16/") +
+                                   KvTypeName(type) + "/n=" + std::to_string(n) + ",d=" + std::to_string(dim) +
+                                   ",h=8,kv=4,hot";
           Register(name, "simd", [=](benchmark::State& s) { Narrow(s, false, type, n, dim, q_len); });
           Register(name, "plain_loop", [=](benchmark::State& s) { Narrow(s, true, type, n, dim, q_len); });
         }
