@@ -106,12 +106,12 @@ struct NormSimdPasses {
     const size_t N = hn::Lanes(d);
     auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
     size_t j = 0;
+    const size_t H = N / 2;  // half vectors loaded as such: the conversion takes its operand from memory
     for (; j + 2 * N <= n; j += 2 * N) {
-      const auto v0 = hn::LoadU(d, x + j), v1 = hn::LoadU(d, x + j + N);
-      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LowerHalf(dh, v0)));
-      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::UpperHalf(dh, v0)));
-      a2 = hn::Add(a2, hn::PromoteTo(dd, hn::LowerHalf(dh, v1)));
-      a3 = hn::Add(a3, hn::PromoteTo(dd, hn::UpperHalf(dh, v1)));
+      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(dh, x + j)));
+      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::LoadU(dh, x + j + H)));
+      a2 = hn::Add(a2, hn::PromoteTo(dd, hn::LoadU(dh, x + j + 2 * H)));
+      a3 = hn::Add(a3, hn::PromoteTo(dd, hn::LoadU(dh, x + j + 3 * H)));
     }
     for (; j < n; j += N) {  // zero-padded: the padding adds 0
       const auto v = j + N <= n ? hn::LoadU(d, x + j) : LoadTail(d, x + j, n - j);
