@@ -36,8 +36,9 @@ enum class Activation : int {
 //     result is a normal float. Measured over all 2^32 inputs on x86-64, every path: GELU erf 4.91 ULP on every
 //     path (at x = 0.00188: for small x > 0, Phi(x) = 1 - Phi(-x) carries Phi(-x)'s error); GELU tanh 3.46 ULP
 //     without FMA (scalar path, SCALAR, SSSE3, SSE4) and 3.50 with FMA (AVX2, AVX-512); SiLU 3.46 without FMA
-//     and 3.34 with (before the direct path above: its vectors now measure at most 2.47). ARMv7 NEON has no divide instruction and Highway divides there by a refined reciprocal
-//     estimate (not correctly rounded): on every 257th input, GELU erf 5.07, GELU tanh 3.41, SiLU 3.94 ULP.
+//     and 3.34 with (before the direct path above: its vectors now measure at most 2.47). ARMv7 NEON has no
+//     divide instruction and Highway divides there by a refined reciprocal estimate (not correctly rounded): on
+//     every 257th input, GELU erf 5.07, GELU tanh 3.41, SiLU 3.94 ULP.
 //     SiLU keeps that accuracy where e^-x would overflow a float but the result is normal (x in [-91.8, -88.7]).
 //   - Results below FLT_MIN in magnitude may flush to +0 or -0 (they are 0, the subnormal product, or a value of
 //     magnitude <= FLT_MIN with the sign of x). GELU and SiLU of x <= -15 (erf), -11 (tanh), -120 (SiLU) are -0.
