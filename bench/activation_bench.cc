@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "bench/activation_bench.h"
 #include "bench/bench_util.h"
@@ -55,6 +56,7 @@ void ApplyBench(benchmark::State& state, bool scalar, Activation act) {
                   : edgeattn::ActivationApply(in.data(), out.data(), kActivationSize, act);
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, ActivationMaxUlp(act, in.data(), nullptr, out.data()));
   TimeIfRight(state, ActivationMaxError(act, in.data(), nullptr, out.data()), kActivationTolerance, run, 0, 0,
               static_cast<double>(kActivationSize));
 }
@@ -68,6 +70,7 @@ void GatedBench(benchmark::State& state, bool scalar, Activation act) {
                   : edgeattn::GatedActivation(gate.data(), up.data(), out.data(), kActivationSize, act);
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, ActivationMaxUlp(act, gate.data(), up.data(), out.data()));
   TimeIfRight(state, ActivationMaxError(act, gate.data(), up.data(), out.data()), kActivationTolerance, run, 0, 0,
               static_cast<double>(kActivationSize));
 }
@@ -121,6 +124,14 @@ double ActivationMaxAbsError(Activation act, const float* x, const float* y) {
     worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : std::max(worst, error);
   }
   return worst;
+}
+
+double ActivationMaxUlp(Activation act, const float* x, const float* up, const float* y) {
+  std::vector<double> ref(kActivationSize);
+  for (size_t i = 0; i < kActivationSize; ++i) {
+    ref[i] = Reference(act, x[i]) * (up != nullptr ? static_cast<double>(up[i]) : 1.0);
+  }
+  return MaxUlpError(y, ref.data(), kActivationSize);
 }
 
 void RegisterActivation() {

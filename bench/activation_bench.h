@@ -25,6 +25,9 @@ double ActivationMaxError(edgeattn::Activation act, const float* x, const float*
 // 0.5 x (1 + erf(x / sqrt 2)) can meet (that form cancels for negative x: e.g. gelu(-8) ~ -5e-15 comes out as 0).
 // The peer rows are timed only if they are right in this weaker sense; their relative accuracy is not edgeattn's.
 double ActivationMaxAbsError(edgeattn::Activation act, const float* x, const float* y);
+// The worst element's error in ULP of the double reference (bench_util.h, MaxUlpError): the accuracy column, the
+// same measure for edgeattn and the peer.
+double ActivationMaxUlp(edgeattn::Activation act, const float* x, const float* up, const float* y);
 
 }  // namespace edgeattn_bench
 

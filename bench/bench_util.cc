@@ -254,6 +254,57 @@ double ExpError(const Floats& in, const float* out) {
   return worst;
 }
 
+double MaxUlpError(const float* got, const double* ref, size_t n, const double* unit) {
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = ref[i];
+    if (std::isnan(got[i]) || std::isnan(r)) {
+      if (std::isnan(got[i]) != std::isnan(r)) return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    const double u = unit != nullptr ? std::max(std::fabs(unit[i]), std::fabs(r)) : r;
+    const int exponent = u == 0 ? -126 : std::max(std::ilogb(u), -126);
+    const double ulp = std::ldexp(1.0, exponent - 23);
+    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - r) / ulp);
+  }
+  return worst;
+}
+
+double SoftmaxUlp(const Floats& in, const float* out) {
+  const auto& ref = CachedReference(&in, 0, [&] { return ReferenceSoftmax(in.data(), 1, in.size()); });
+  return MaxUlpError(out, ref.data(), in.size());
+}
+
+double ExpUlp(const Floats& in, const float* out) {
+  const auto& ref = CachedReference(&in, 0, [&] {
+    std::vector<double> e(in.size());
+    for (size_t i = 0; i < in.size(); ++i) e[i] = std::exp(static_cast<double>(in[i]));
+    return e;
+  });
+  return MaxUlpError(out, ref.data(), in.size());
+}
+
+void SetAccuracy(benchmark::State& state, double max_ulp) { state.counters["max_ulp"] = max_ulp; }
+
+void FillKvCache(edgeattn::KvType type, size_t kv_heads, size_t n, size_t dim, uint32_t seed_k, uint32_t seed_v,
+                 std::vector<unsigned char>* storage, edgeattn::KvCache* cache) {
+  edgeattn::KvCacheDesc d;
+  d.type = type;
+  d.num_kv_heads = kv_heads;
+  d.head_dim = d.value_dim = dim;
+  d.capacity = n;
+  storage->resize(edgeattn::KvCacheStorageSize(d));
+  const Floats k = Random(n * kv_heads * dim, -1, 1, seed_k), v = Random(n * kv_heads * dim, -1, 1, seed_v);
+  if (cache->Init(d, storage->data(), storage->size()) != edgeattn::Status::kOk ||
+      cache->Append(k.data(), v.data(), n) != edgeattn::Status::kOk) {
+    storage->clear();
+  }
+}
+
+const char* KvTypeName(edgeattn::KvType type) {
+  return type == edgeattn::KvType::kF32 ? "f32" : type == edgeattn::KvType::kF16 ? "f16" : "q8";
+}
+
 double LinearError(const LinearInputs& in, const float* y) {
   const LinearShape& s = in.shape;
   const auto& ref = CachedReference(

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "edgeattn/kv_cache.h"
+
 namespace edgeattn_bench {
 
 // ---- Cases (identical inputs for every implementation: generated from fixed seeds).
@@ -145,6 +147,19 @@ double SoftmaxError(const Floats& in, const float* out);                        
 double ExpError(const Floats& in, const float* out);                              // max relative error
 double LinearError(const LinearInputs& in, const float* y);                       // [rows][out]
 
+// ---- Accuracy (the table's "max error" column): the worst error of n outputs against a double reference, in
+// units in the last place of the float nearest the reference, ulp(r) = 2^(max(floor(log2 |r|), -126) - 23): the
+// unit edgeattn's headers state their bounds in. Below FLT_MIN the unit stays 2^-149, so an output that lost a
+// tiny result's relative accuracy (0.5 x (1 + erf(x / sqrt 2)) at x = -8 gives 0 for -5e-15) shows as the
+// millions of ULP it is. NaN against a number is infinite. Peers are measured on the same inputs. unit: where not
+// null, the ULP is that of |unit[i]| (>= |ref[i]|) instead: LayerNorm's output y = n + bias is judged in the unit of
+// the larger of y and its normalised part n, which its bias can cancel.
+double MaxUlpError(const float* got, const double* ref, size_t n, const double* unit = nullptr);
+double SoftmaxUlp(const Floats& in, const float* out);  // one row, in from SoftmaxInput
+double ExpUlp(const Floats& in, const float* out);
+// Records one implementation's worst error as the counter "max_ulp" (report.py's accuracy column).
+void SetAccuracy(benchmark::State& state, double max_ulp);
+
 // ---- Registration and counters.
 using BenchFn = std::function<void(benchmark::State&)>;
 void Register(const std::string& case_name, const std::string& impl, BenchFn fn);
@@ -197,8 +212,15 @@ void RegisterXnnpack();
 void RegisterEdgeattn();
 void RegisterCalibration();
 void RegisterActivation();  // activation_bench.cc
-// The KV cache cases (kv_cache_bench.cc).
+// A linear KV cache of n positions (capacity n) over storage (resized to its size), filled with K and V uniform in
+// [-1, 1] from the two seeds; storage is left empty if the setup fails. For kv_cache_bench.cc and
+// narrow_heads_bench.cc.
+void FillKvCache(edgeattn::KvType type, size_t kv_heads, size_t n, size_t dim, uint32_t seed_k, uint32_t seed_v,
+                 std::vector<unsigned char>* storage, edgeattn::KvCache* cache);
+const char* KvTypeName(edgeattn::KvType type);  // "f32", "f16", "q8"
+// The KV cache cases (kv_cache_bench.cc), and the narrow-head ones (narrow_heads_bench.cc).
 void RegisterKvCache();
+void RegisterNarrowHeads();
 // The work split over two threads against the single call (split_bench.cc): "split/..." cases.
 void RegisterSplit();
 // The calibration kernels (calibrate.cc), for split_bench.cc's two-thread limits: `iterations` rounds of 16

@@ -137,6 +137,7 @@ void Softmax(benchmark::State& state, const Path& path, size_t n) {
                        : edgeattn::Softmax(in.data(), out.data(), 1, n);
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, SoftmaxUlp(in, out.data()));
   TimeIfRight(state, SoftmaxError(in, out.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
 }
 
@@ -149,6 +150,7 @@ void Exp(benchmark::State& state, const Path& path) {
                        : edgeattn::Exp(in.data(), out.data(), kExpSize);
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, ExpUlp(in, out.data()));
   TimeIfRight(state, ExpError(in, out.data()), kExpTolerance, run, 0, 0, static_cast<double>(kExpSize));
 }
 
@@ -279,6 +281,7 @@ int main(int argc, char** argv) {
     edgeattn_bench::RegisterEdgeattn();
     edgeattn_bench::RegisterActivation();
     edgeattn_bench::RegisterKvCache();
+    edgeattn_bench::RegisterNarrowHeads();
     edgeattn_bench::RegisterEigen();
     edgeattn_bench::RegisterOpenBlas();
     edgeattn_bench::RegisterOneDnn();

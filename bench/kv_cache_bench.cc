@@ -26,25 +26,11 @@ using edgeattn::Status;
 constexpr size_t kQueryHeads = 4;
 constexpr double kKvTolerance = 1e-5;  // relative L2 per row, against attention on the stored values
 
-const char* TypeName(KvType t) { return t == KvType::kF32 ? "f32" : t == KvType::kF16 ? "f16" : "q8"; }
-
 // A filled cache of n positions of one KV head (inputs from fixed seeds: identical for every implementation).
 struct BenchCache {
   std::vector<unsigned char> storage;
   edgeattn::KvCache cache;
-  BenchCache(KvType type, size_t n, size_t dim) {
-    edgeattn::KvCacheDesc d;
-    d.type = type;
-    d.num_kv_heads = 1;
-    d.head_dim = d.value_dim = dim;
-    d.capacity = n;
-    storage.resize(edgeattn::KvCacheStorageSize(d));
-    const Floats k = Random(n * dim, -1, 1, 701), v = Random(n * dim, -1, 1, 702);
-    if (cache.Init(d, storage.data(), storage.size()) != Status::kOk ||
-        cache.Append(k.data(), v.data(), n) != Status::kOk) {
-      storage.clear();
-    }
-  }
+  BenchCache(KvType type, size_t n, size_t dim) { FillKvCache(type, 1, n, dim, 701, 702, &storage, &cache); }
 };
 
 // Largest relative L2 error of a row of out [q_len][heads][dim] against double attention on the stored values.
@@ -197,7 +183,8 @@ void RegisterKvCache() {
   for (KvType type : types) {
     for (size_t n : {1024, 4096, 16384}) {
       for (size_t dim : {64, 128}) {
-        const std::string shape = std::string(TypeName(type)) + "/n=" + std::to_string(n) + ",d=" + std::to_string(dim);
+        const std::string shape =
+            std::string(KvTypeName(type)) + "/n=" + std::to_string(n) + ",d=" + std::to_string(dim);
         for (size_t q_len : {1, 16}) {
           for (bool cold : {false, true}) {
             if (q_len == 16 && n == 16384) continue;
@@ -225,7 +212,7 @@ void RegisterKvCache() {
       }
     }
     for (size_t dim : {64, 128}) {
-      Register(std::string("kv_cache/append16/") + TypeName(type) + "/d=" + std::to_string(dim), "simd",
+      Register(std::string("kv_cache/append16/") + KvTypeName(type) + "/d=" + std::to_string(dim), "simd",
                [=](benchmark::State& s) { Append(s, type, dim); });
     }
   }

@@ -77,6 +77,15 @@ double LayerNormError(const NormInputs& in, const float* y) {
   return MaxRelativeRowError(y, ref, in.shape.rows, in.shape.cols);
 }
 
+double NormUlp(const NormInputs& in, bool layer, const float* y) {
+  auto& ref = layer ? References().layer[&in] : References().rms[&in];
+  if (ref.empty()) ref = ReferenceNorm(in, layer);
+  if (!layer) return MaxUlpError(y, ref.data(), ref.size());
+  std::vector<double> normalised(ref.size());  // y - bias: the part the bias may cancel
+  for (size_t i = 0; i < ref.size(); ++i) normalised[i] = ref[i] - static_cast<double>(in.bias[i % in.shape.cols]);
+  return MaxUlpError(y, ref.data(), ref.size(), normalised.data());
+}
+
 const Floats& TransposedLinearWeights(const LinearInputs& in) {
   static std::map<const LinearInputs*, Floats> cache;
   Floats& wt = cache[&in];
@@ -128,6 +137,7 @@ void RmsNorm(benchmark::State& state, bool scalar, int64_t target, const NormSha
                   : edgeattn::RmsNorm(in.x.data(), s.rows, s.cols, in.weight.data(), kNormEps, y.data());
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, NormUlp(in, false, y.data()));
   TimeIfRight(state, RmsNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(s.rows * s.cols));
 }
 
@@ -142,6 +152,7 @@ void LayerNorm(benchmark::State& state, bool scalar, int64_t target, const NormS
                : edgeattn::LayerNorm(in.x.data(), s.rows, s.cols, in.weight.data(), in.bias.data(), kNormEps, y.data());
   };
   if (!Ok(state, run())) return;
+  SetAccuracy(state, NormUlp(in, true, y.data()));
   TimeIfRight(state, LayerNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(s.rows * s.cols));
 }
 

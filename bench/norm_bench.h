@@ -34,6 +34,8 @@ struct NormInputs {
 // Relative L2 error per row (the worst row) of y against the double reference.
 double RmsNormError(const NormInputs& in, const float* y);
 double LayerNormError(const NormInputs& in, const float* y);
+// The worst element's error in ULP (bench_util.h, MaxUlpError), for the accuracy column.
+double NormUlp(const NormInputs& in, bool layer, const float* y);
 
 // W of a linear case stored [out][in], for linear_transposed (built once per case).
 const Floats& TransposedLinearWeights(const LinearInputs& in);

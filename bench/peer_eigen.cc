@@ -70,6 +70,7 @@ void Softmax(benchmark::State& state, size_t n) {
     y /= y.sum();
   };
   run();
+  SetAccuracy(state, SoftmaxUlp(in, y.data()));
   TimeIfRight(state, SoftmaxError(in, y.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
 }
 
@@ -79,6 +80,7 @@ void Exp(benchmark::State& state) {
   Eigen::ArrayXf y(kExpSize);
   auto run = [&] { y = x.exp(); };
   run();
+  SetAccuracy(state, ExpUlp(in, y.data()));
   TimeIfRight(state, ExpError(in, y.data()), kExpTolerance, run, 0, 0, static_cast<double>(kExpSize));
 }
 
@@ -109,6 +111,7 @@ void RmsNorm(benchmark::State& state, const NormShape& sh) {
     }
   };
   run();
+  SetAccuracy(state, NormUlp(in, false, y.data()));
   TimeIfRight(state, RmsNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(sh.rows * sh.cols));
 }
 
@@ -126,6 +129,7 @@ void LayerNorm(benchmark::State& state, const NormShape& sh) {
     }
   };
   run();
+  SetAccuracy(state, NormUlp(in, true, y.data()));
   TimeIfRight(state, LayerNormError(in, y.data()), 1e-5, run, 0, 0, static_cast<double>(sh.rows * sh.cols));
 }
 
@@ -151,6 +155,7 @@ void ActivationPeer(benchmark::State& state, edgeattn::Activation act) {
     }
   };
   run();
+  SetAccuracy(state, ActivationMaxUlp(act, in.data(), nullptr, y.data()));
   TimeIfRight(state, ActivationMaxAbsError(act, in.data(), y.data()), kActivationTolerance, run, 0, 0,
               static_cast<double>(kActivationSize));
 }

@@ -74,6 +74,7 @@ void Softmax(benchmark::State& state, size_t n) {
     stream.wait();
   };
   run();
+  SetAccuracy(state, SoftmaxUlp(in, out.data()));
   TimeIfRight(state, SoftmaxError(in, out.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
 }
 

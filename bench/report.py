@@ -191,6 +191,8 @@ def load(raw):
                 continue
             results[(case, impl)] = {"seconds": seconds, "flops": b.get("flops", 0.0), "bytes": b.get("bytes", 0.0),
                                      "elements": b.get("elements", 0.0), "order": order}
+            if "max_ulp" in b:  # the worst error against the double reference (the accuracy column)
+                results[(case, impl)]["max_ulp"] = b["max_ulp"]
     for key, kinds in ratios.items():
         if "error" not in results[key]:
             values = sorted(kinds.get("median") or kinds["run"])
@@ -219,6 +221,15 @@ def fmt_time(s):
         if s >= f:
             return f"{s / f:.3g} {unit}"
     return f"{s / 1e-9:.3g} ns"
+
+
+def fmt_accuracy(own, peer):
+    """The accuracy column: edgeattn's and the best peer's worst error on the case's own inputs, in ULP of the double
+    reference (bench_util.h, MaxUlpError); "-" where a case does not measure it."""
+    if own is None and peer is None:
+        return "-"
+    ulp = lambda v: "-" if v is None else ("inf" if v == float("inf") else f"{v:.3g}")  # noqa: E731
+    return f"{ulp(own)} / {ulp(peer)}"
 
 
 def cache_sizes(context):
@@ -385,6 +396,8 @@ def summarize(results, context=None):
                                  if best else None)
         row["percent_of_limit"], row["limit"] = (percent_of_limit(case, simd, lim, caches) if row["simd_s"]
                                                  else (None, ""))
+        row["max_ulp"] = (simd or {}).get("max_ulp")
+        row["best_peer_max_ulp"] = (results.get((peer_case, best[0])) or {}).get("max_ulp") if best else None
         rows.append(row)
     return lim, rows
 
@@ -472,14 +485,15 @@ def print_table(context, lim, rows, machine):
     else:
         print("other CPUs: " + ("; ".join(machine["load_notes"]) if machine["load_notes"] else
                                 f"quiet (none busy more than {100 * QUIET_SHARE:.0f}% of any process's run)"))
-    header = ["case", "scalar", "SIMD", "SIMD/scalar", "best peer", "edgeattn/best peer", "% of limit"]
+    header = ["case", "scalar", "SIMD", "SIMD/scalar", "best peer", "edgeattn/best peer", "% of limit",
+              "max error ULP (edgeattn / peer)"]
     table = [header]
     for r in rows:
         ratio = lambda v: f"{v:.2f}x" if v else "-"  # noqa: E731
         peer = f"{r['best_peer']} {fmt_time(r['best_peer_s'])}" if r["best_peer"] else "-"
         pct = f"{r['percent_of_limit']:.0f}% {r['limit']}" if r["percent_of_limit"] is not None else "-"
         table.append([r["case"], fmt_time(r["scalar_s"]), fmt_time(r["simd_s"]), ratio(r["simd_over_scalar"]), peer,
-                      ratio(r["over_best_peer"]), pct])
+                      ratio(r["over_best_peer"]), pct, fmt_accuracy(r.get("max_ulp"), r.get("best_peer_max_ulp"))])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for n, row in enumerate(table):
         print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))

@@ -3,7 +3,8 @@
 fastest repetition over all processes, the % of limit divides the SIMD path's median time by the calibration's
 median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that
 made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%; the work
-split cases get their own rows, judged against the issue's goals."""
+split cases get their own rows, judged against the issue's goals; the accuracy column reads the SIMD path's and the
+best peer's own max_ulp counters."""
 import json
 import pathlib
 import sys
@@ -187,6 +188,29 @@ def check_split(failures):
             failures.append(f"load of a process pinned to two CPUs: warnings {warnings}, notes {notes}; expected {want}")
 
 
+def check_accuracy(failures):
+    """The accuracy column: the SIMD path's and the best peer's max_ulp counters, from their own entries (not the
+    pairs'), and "-" for a case that does not measure it."""
+    case = "softmax/n=16"
+    bench = [entry(f"{case}/simd", "min", 1.0, max_ulp=1.5), entry(f"{case}/eigen", "min", 0.9, max_ulp=6.0),
+             entry(f"{case}/xnnpack", "min", 2.0, max_ulp=8.0),
+             entry(f"{case}/simd~eigen", "median", 1.0, ratio=0.9, max_ulp=99.0),
+             entry(f"{case}/simd~xnnpack", "median", 1.0, ratio=2.0, max_ulp=99.0),
+             entry("dot/n=256/simd", "min", 1.0)]
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = pathlib.Path(tmp) / "results.json"
+        raw.write_text(json.dumps({"context": {}, "benchmarks": bench}))
+        _, results = report.load(raw)
+    rows = {r["case"]: r for r in report.summarize(results)[1]}
+    got = (rows[case]["max_ulp"], rows[case]["best_peer"], rows[case]["best_peer_max_ulp"])
+    if got != (1.5, "eigen", 6.0):
+        failures.append(f"accuracy of {case}: {got}, expected (1.5, 'eigen', 6.0)")
+    if report.fmt_accuracy(rows["dot/n=256"]["max_ulp"], rows["dot/n=256"]["best_peer_max_ulp"]) != "-":
+        failures.append("a case without max_ulp shows an accuracy")
+    if report.fmt_accuracy(1.5, float("inf")) != "1.5 / inf":
+        failures.append(f"accuracy cell: {report.fmt_accuracy(1.5, float('inf'))}")
+
+
 def main():
     # Three processes; the fastest repetition (1.0 us) is far from the medians (2.0, 2.2, 3.0 us: median 2.2).
     benchmarks = (process(8000.0, 9000.0, 1.9, 2.0, 1.5) + process(8500.0, 10000.0, 1.0, 3.0, 2.5)
@@ -211,6 +235,7 @@ def main():
     check_load(failures)
     check_readers(failures)
     check_split(failures)
+    check_accuracy(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")

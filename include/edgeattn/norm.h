@@ -11,8 +11,9 @@ namespace edgeattn {
 // y[r][j] = x[r][j] / sqrt(mean_j(x[r][j]^2) + eps) * weight[j]: x and y [rows][cols], weight null (= 1) or
 // [cols]; eps >= 0 and finite. y == x (exact aliasing) is allowed.
 //
-// The sum of squares never overflows or underflows for a finite row: it is first summed as is, together with
-// the row's max |x|; if it overflowed, or max |x| < 2^-30 (where squares of the largest elements could reach the
+// The sum of squares never overflows or underflows for a finite row: it is first summed as is; a finite sum of at
+// least cols * 2^-58 proves max |x| >= 2^-30 and is used (one pass, the common case). Otherwise the row's max |x|
+// is found, and if the sum overflowed, or max |x| < 2^-30 (where squares of the largest elements could reach the
 // subnormal range), it is summed again with every element multiplied by the power of two 2^k that brings max |x|
 // into [1, 4) (k clamped to [-126, 127], so 2^k is a normal float; multiplying by it is exact except below
 // FLT_MIN). The factor 1 / sqrt(mean * 4^k + eps * 4^k) is formed per row in double precision (a few operations
@@ -35,9 +36,10 @@ namespace edgeattn {
 // (population) variance as in PyTorch's LayerNorm; weight null (= 1) or [cols], bias null (= 0) or [cols];
 // eps >= 0 and finite. y == x is allowed.
 //
-// The mean is carried as a float-float pair (hi, lo): the row is summed with Knuth's 2Sum per element (per lane on
-// SIMD targets, an error term beside each partial sum), the partial sums and their errors are added and divided
-// by cols in double precision once per row, and x - mean = (x - hi) - lo. A row with mean 1e4 and spread 1 thus
+// The mean is carried as a float-float pair (hi, lo): the row is summed in double lanes on SIMD targets with double
+// vectors (each float exact, each addition rounded at 2^-53), elsewhere with Knuth's 2Sum per element (per lane on
+// SIMD targets, an error term beside each partial sum); the partial sums (and errors) are added and divided by cols
+// in double precision once per row, and x - mean = (x - hi) - lo. A row with mean 1e4 and spread 1 thus
 // keeps full relative accuracy in its centred output (a float mean alone is off by up to 2^-11 there). If the
 // float sum overflows, the row is summed again scaled by 2^-64 (exact). The variance is the mean of the squared
 // centred values, with RmsNorm's rescaling by a power of two when needed (so it neither overflows nor underflows);

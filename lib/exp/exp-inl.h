@@ -124,7 +124,8 @@ HWY_INLINE V ExpRr2P6(D d, V x) {
 // The fast core shared by ExpRr2P6Shifted and ExpRr2P6InRange: n = round(x log2(e)) taken from the biased
 // rounding constant, r = x - n ln2 (+ lo when kWithLo), and e^x = 2^(n+64) (1 + r p(r)) 2^-64, with 2^(n+64)
 // built straight from t's bits (one factor, normal for every n >= -126 - 64: s*r is never subnormal).
-template <bool kWithLo, bool kToNearest, class D, class V = hn::VFromD<D>>
+// kTimes2To64: return e^x 2^64, leaving out the last (exact) multiply, for a caller whose factor cancels.
+template <bool kWithLo, bool kToNearest, bool kTimes2To64 = false, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpScaledBy64(D d, V x, V lo) {
   using C = internal::ExpConstants;
   const hn::RebindToSigned<D> di;
@@ -137,7 +138,9 @@ HWY_INLINE V ExpScaledBy64(D d, V x, V lo) {
     const V r = hn::Add(r_hi, hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), lo));
     const V p = ExpPolynomialEstrin(d, r);
     const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^(n+64)
-    return hn::Mul(hn::MulAdd(hn::Mul(s, r), p, s), hn::Set(d, C::kTwoToMinus64));
+    const V e64 = hn::MulAdd(hn::Mul(s, r), p, s);
+    if constexpr (kTimes2To64) return e64;
+    return hn::Mul(e64, hn::Set(d, C::kTwoToMinus64));
   }
   const V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), r_hi);
   const V p = ExpPolynomial(d, r);
@@ -153,11 +156,36 @@ HWY_INLINE V ExpRr2P6Shifted(D d, V dv, V d_lo) {
   return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)), ExpScaledBy64<true, kToNearest>(d, dv, d_lo));
 }
 
+// ExpRr2P6Shifted times 2^64 (its last multiply, exact, left out): normal wherever ExpRr2P6Shifted is not +0, so
+// a quotient of such terms (softmax's e / sum) has the same bits, one multiply per vector cheaper.
+template <bool kToNearest = true, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6ShiftedTimes2To64(D d, V dv, V d_lo) {
+  using C = internal::ExpConstants;
+  return hn::IfThenZeroElse(hn::Lt(dv, hn::Set(d, C::kShiftedMinArg)),
+                            ExpScaledBy64<true, kToNearest, true>(d, dv, d_lo));
+}
+
 // ExpRr2P6 for lanes known to lie in [kFastLow, kFastHigh] (no clamp, no NaN, one scale factor): 12 operations
 // instead of 24, and the same result (see ExpConstants::kFastLow).
 template <bool kToNearest = true, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpRr2P6InRange(D d, V x) {
   return ExpScaledBy64<false, kToNearest>(d, x, x);
+}
+
+// ExpRr2P6InRange for |x| <= kUnscaledMax (43), rounding to nearest: n is in [-63, 63], so 2^n is itself a
+// normal float, t's bits give it directly and the final multiply by 2^-64 is left out (one multiply fewer on the
+// FMA pipes). The same bits: s * r stays far above FLT_MIN, so every product is ExpRr2P6InRange's times an exact
+// power of two.
+template <class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpRr2P6Unscaled(D d, V x) {
+  using C = internal::ExpConstants;
+  const hn::RebindToSigned<D> di;
+  const V magic = hn::Set(d, C::kRoundMagicUnscaled);
+  const V t = hn::MulAdd(x, hn::Set(d, C::kLog2e), magic);
+  const V n_float = hn::Sub(t, magic);
+  const V r = hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), x));
+  const V s = hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t)));  // 2^n
+  return hn::MulAdd(hn::Mul(s, r), ExpPolynomial(d, r), s);
 }
 
 template <class D, class V = hn::VFromD<D>>

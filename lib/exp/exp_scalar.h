@@ -38,6 +38,10 @@ struct ExpConstants {
   // ... and 1.5*2^23 + 127 + 64 leaves n + 64 + 127, the biased exponent of 2^(n+64), in the low bits: the
   // shifted variant works with 2^(n+64) (normal for every n >= -126) and scales by 2^-64 last.
   static constexpr float kRoundMagicBiased = 12583103.0f;
+  // ... and 1.5*2^23 + 127 leaves the biased exponent of 2^n itself: for |x| <= kUnscaledMax, where 2^n is normal
+  // (ExpRr2P6Unscaled in exp-inl.h).
+  static constexpr float kRoundMagicUnscaled = 12583039.0f;
+  static constexpr float kUnscaledMax = 43.0f;
   static constexpr float kTwoToMinus64 = 5.421010862427522e-20f;
   // ln2 = kLn2Hi + kLn2Lo; kLn2Hi (0x3F317200) has 15 significant bits, so n * kLn2Hi is exact for |n| < 512
   // even without FMA, and x - n*kLn2Hi is exact by Sterbenz's lemma.

@@ -20,8 +20,39 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 struct NormSimdPasses {
-  // Two sum-of-squares accumulators, so that two FMA chains overlap; the max needs no second chain (max has a
-  // latency of one or two cycles). Zero-padded tails add 0 and do not change the max of absolute values.
+  // The common pass: the sum of squares alone. Four FMA chains: a row of 384 floats is 24 AVX-512 vectors, and
+  // with one or two chains the FMA latency (4 cycles), not the two loads per cycle, would set the pace.
+  static float SquareSum(const float* HWY_RESTRICT x, size_t n, float hi, float lo, bool centered) {
+    const hn::ScalableTag<float> d;
+    const size_t N = hn::Lanes(d);
+    const auto vhi = hn::Set(d, hi), vlo = hn::Set(d, lo);
+    const auto centre = [&](hn::VFromD<decltype(d)> v) HWY_ATTR {
+      return centered ? hn::Sub(hn::Sub(v, vhi), vlo) : v;
+    };
+    auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+    size_t j = 0;
+    for (; j + 4 * N <= n; j += 4 * N) {
+      const auto v0 = centre(hn::LoadU(d, x + j)), v1 = centre(hn::LoadU(d, x + j + N));
+      const auto v2 = centre(hn::LoadU(d, x + j + 2 * N)), v3 = centre(hn::LoadU(d, x + j + 3 * N));
+      s0 = hn::MulAdd(v0, v0, s0);
+      s1 = hn::MulAdd(v1, v1, s1);
+      s2 = hn::MulAdd(v2, v2, s2);
+      s3 = hn::MulAdd(v3, v3, s3);
+    }
+    for (; j + N <= n; j += N) {
+      const auto v = centre(hn::LoadU(d, x + j));
+      s0 = hn::MulAdd(v, v, s0);
+    }
+    if (j < n) {  // the zero padding becomes -hi - lo when centred: masked back to zero
+      const auto v = hn::IfThenElseZero(hn::FirstN(d, n - j), centre(LoadTail(d, x + j, n - j)));
+      s1 = hn::MulAdd(v, v, s1);
+    }
+    return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+  }
+
+  // The careful pass (rows the common pass cannot vouch for): the max |.| and a NaN check beside the sum of
+  // (x * scale)^2. Two sum-of-squares accumulators; the max needs no second chain (max has a latency of one or
+  // two cycles). Zero-padded tails add 0 and do not change the max of absolute values.
   static internal::SquareSums SumSquares(const float* HWY_RESTRICT x, size_t n, float hi, float lo, float scale,
                                          bool centered) {
     const hn::ScalableTag<float> d;
@@ -63,9 +94,44 @@ struct NormSimdPasses {
     return sums;
   }
 
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  // The row sum times scale in double lanes: each float is exact in double and each addition rounds at 2^-53
+  // relative, so the mean is far inside the 2^-46 that LayerNorm's bound allows (norm.h), and the sum cannot
+  // overflow. Four accumulator chains (two vectors of floats, each widened to two of doubles) against the
+  // latency of the additions; scale (a power of two) is applied once, to the total, exactly.
+  static double RowSum(const float* HWY_RESTRICT x, size_t n, float scale) {
+    const hn::ScalableTag<float> d;
+    const hn::Repartition<double, decltype(d)> dd;
+    const hn::Half<decltype(d)> dh;
+    const size_t N = hn::Lanes(d);
+    auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
+    size_t j = 0;
+    const size_t H = N / 2;  // half vectors loaded as such: the conversion takes its operand from memory
+    for (; j + 2 * N <= n; j += 2 * N) {
+      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LoadU(dh, x + j)));
+      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::LoadU(dh, x + j + H)));
+      a2 = hn::Add(a2, hn::PromoteTo(dd, hn::LoadU(dh, x + j + 2 * H)));
+      a3 = hn::Add(a3, hn::PromoteTo(dd, hn::LoadU(dh, x + j + 3 * H)));
+    }
+    for (; j < n; j += N) {  // zero-padded: the padding adds 0
+      const auto v = j + N <= n ? hn::LoadU(d, x + j) : LoadTail(d, x + j, n - j);
+      a0 = hn::Add(a0, hn::PromoteTo(dd, hn::LowerHalf(dh, v)));
+      a1 = hn::Add(a1, hn::PromoteTo(dd, hn::UpperHalf(dh, v)));
+    }
+    const double total = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    return total * static_cast<double>(scale);
+  }
+
+  // 1 / sqrt(t) with the FPU's correctly rounded double square root and division (two roundings at 2^-53):
+  // about 30 cycles of latency per row, where the software square root of the scalar path takes about 100.
+  static double ReciprocalSqrt(double t) {
+    const hn::CappedTag<double, 1> d1;
+    return hn::GetLane(hn::Div(hn::Set(d1, 1.0), hn::Sqrt(hn::Set(d1, t))));
+  }
+#else
   // Per-lane sums with Knuth's 2Sum error terms (six operations per element, no FMA, so the same on every
-  // target); the lanes' sums and errors are added in double precision.
-  static double CompensatedSum(const float* HWY_RESTRICT x, size_t n, float scale) {
+  // target); the lanes' sums and errors are added in double precision. For targets without double vectors.
+  static double RowSum(const float* HWY_RESTRICT x, size_t n, float scale) {
     // Capped at one bounded vector (the same tag as ScalableTag on every target but RVV): the lane buffers below.
     const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
     const size_t N = hn::Lanes(d);
@@ -92,14 +158,26 @@ struct NormSimdPasses {
     return total;
   }
 
+  static double ReciprocalSqrt(double t) { return internal::ReciprocalSqrtDouble(t); }
+#endif
+
+  // scale is 1 on every row but the rescaled ones: its multiply (exact by 1) is then left out of the loop.
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,
                     const float* bias, bool centered, float* y) {
+    if (scale == 1.0f) return ApplyScaled<false>(x, n, hi, lo, scale, gain, weight, bias, centered, y);
+    ApplyScaled<true>(x, n, hi, lo, scale, gain, weight, bias, centered, y);
+  }
+
+  template <bool kScaled>
+  static void ApplyScaled(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,
+                          const float* bias, bool centered, float* y) {
     const hn::ScalableTag<float> d;
     const size_t N = hn::Lanes(d);
     const auto vhi = hn::Set(d, hi), vlo = hn::Set(d, lo), vscale = hn::Set(d, scale), vgain = hn::Set(d, gain);
     const auto one = [&](hn::VFromD<decltype(d)> v, size_t j, size_t count) HWY_ATTR {
       if (centered) v = hn::Sub(hn::Sub(v, vhi), vlo);
-      v = hn::Mul(hn::Mul(v, vscale), vgain);
+      if (kScaled) v = hn::Mul(v, vscale);
+      v = hn::Mul(v, vgain);
       if (weight != nullptr) v = hn::Mul(v, count == N ? hn::LoadU(d, weight + j) : LoadTail(d, weight + j, count));
       if (bias != nullptr) v = hn::Add(v, count == N ? hn::LoadU(d, bias + j) : LoadTail(d, bias + j, count));
       return v;

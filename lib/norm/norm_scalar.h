@@ -47,6 +47,10 @@ inline float PowerOfTwoScale(float max_abs) {
 // rounding (or flushing) could matter: the sum of squares is redone scaled.
 constexpr float kNormRescaleBelow = 0x1p-30f;
 
+// A plain float sum of squares s of n finite values that is at least n * 2^-58 proves max |x|^2 >= s / (n (1 +
+// gamma_n)) > 2^-60, i.e. max |x| >= kNormRescaleBelow: such a row needs neither the max nor a rescaled pass.
+constexpr float kNormPlainSumMin = 0x1p-58f;
+
 // Sum of squares of ((x - hi) - lo) * scale (kCentered) or x * scale, and max |.| of the unscaled values.
 struct SquareSums {
   float sum;
@@ -54,6 +58,17 @@ struct SquareSums {
 };
 
 struct NormScalarPasses {
+  // The common pass: the sum of squares of ((x - hi) - lo) (centered) or x, nothing else.
+  static float SquareSum(const float* x, size_t n, float hi, float lo, bool centered) {
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t j = 0; j < n; ++j) {
+      const float v = centered ? (x[j] - hi) - lo : x[j];
+      s[j % 4] += v * v;
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  }
+
+  // The careful pass, for rows the common one cannot vouch for: the max |.| too, and x * scale squared.
   static SquareSums SumSquares(const float* x, size_t n, float hi, float lo, float scale, bool centered) {
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float m = 0.0f;
@@ -68,13 +83,15 @@ struct NormScalarPasses {
   }
 
   // sum of x * scale as the unevaluated double sum*+compensation: 2Sum per element.
-  static double CompensatedSum(const float* x, size_t n, float scale) {
+  static double RowSum(const float* x, size_t n, float scale) {
     float sum = 0.0f, compensation = 0.0f;
     for (size_t j = 0; j < n; ++j) AddCompensated(x[j] * scale, sum, compensation);
     return static_cast<double>(sum) + static_cast<double>(compensation);
   }
 
-  // y = ((((x - hi) - lo) * scale) * gain) * weight + bias (the subtractions only if centered).
+  static double ReciprocalSqrt(double t) { return ReciprocalSqrtDouble(t); }
+
+  // y = ((((x - hi) - lo) * scale) * gain) * weight + bias (the subtractions only if centered; scale 1 is exact).
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,
                     const float* bias, bool centered, float* y) {
     for (size_t j = 0; j < n; ++j) {
@@ -88,65 +105,76 @@ struct NormScalarPasses {
 };
 
 // Sum of squares of the (centred) row, rescaled by a power of two when the plain sum overflowed or the row is so
-// small that its squares approach the subnormal range. Returns false for a row holding inf or NaN.
+// small that its squares approach the subnormal range. Returns false for a row holding inf or NaN. The common row
+// takes one plain pass; the careful passes (the max, a NaN check, a rescaled sum) run only when that pass's sum is
+// not finite or too small to prove the row needs no rescaling (kNormPlainSumMin), and then decide as before.
 template <class Passes>
-bool ScaledSquareSum(const float* x, size_t n, float hi, float lo, bool centered, float* sum, float* scale,
-                     float* max_abs) {
+bool ScaledSquareSum(const float* x, size_t n, float hi, float lo, bool centered, float* sum, float* scale) {
+  const float plain = Passes::SquareSum(x, n, hi, lo, centered);
+  *scale = 1.0f;
+  if (plain < kInfinity && plain >= static_cast<float>(n) * kNormPlainSumMin) {
+    *sum = plain;
+    return true;
+  }
   SquareSums sums = Passes::SumSquares(x, n, hi, lo, 1.0f, centered);
   if (sums.sum != sums.sum || !(sums.max_abs < kInfinity)) return false;
-  *scale = 1.0f;
   if (sums.max_abs != 0.0f && (sums.max_abs < kNormRescaleBelow || !(sums.sum < kInfinity))) {
     *scale = PowerOfTwoScale(sums.max_abs);
     sums.sum = Passes::SumSquares(x, n, hi, lo, *scale, centered).sum;
   }
   *sum = sums.sum;
-  *max_abs = sums.max_abs;
   return true;
 }
 
 // gain = 1 / sqrt(sum / n + eps * scale^2), in double: eps * scale^2 reaches 2^254 and sum / n can be 2^-44 / n.
-inline float NormGain(float sum, size_t n, float eps, float scale) {
+// inv_n = 1 / n in double, formed once per call: a multiply instead of a division on each row's critical path
+// (its two roundings at 2^-53 are far below the float result's).
+template <class Passes>
+float NormGain(float sum, double inv_n, float eps, float scale) {
   const double s = static_cast<double>(scale);
   return static_cast<float>(
-      ReciprocalSqrtDouble(static_cast<double>(sum) / static_cast<double>(n) + static_cast<double>(eps) * s * s));
+      Passes::ReciprocalSqrt(static_cast<double>(sum) * inv_n + static_cast<double>(eps) * s * s));
 }
 
 template <class Passes>
-void RmsNormRow(const float* x, size_t n, const float* weight, float eps, float* y) {
-  float sum = 0.0f, scale = 1.0f, max_abs = 0.0f;
-  if (!ScaledSquareSum<Passes>(x, n, 0.0f, 0.0f, false, &sum, &scale, &max_abs)) return FillRow(y, n, kQuietNaN);
+void RmsNormRow(const float* x, size_t n, double inv_n, const float* weight, float eps, float* y) {
+  float sum = 0.0f, scale = 1.0f;
+  if (!ScaledSquareSum<Passes>(x, n, 0.0f, 0.0f, false, &sum, &scale)) return FillRow(y, n, kQuietNaN);
   if (sum == 0.0f && eps == 0.0f) return FillRow(y, n, 0.0f);
-  Passes::Apply(x, n, 0.0f, 0.0f, scale, NormGain(sum, n, eps, scale), weight, nullptr, false, y);
+  Passes::Apply(x, n, 0.0f, 0.0f, scale, NormGain<Passes>(sum, inv_n, eps, scale), weight, nullptr, false, y);
 }
 
 template <class Passes>
-void LayerNormRow(const float* x, size_t n, const float* weight, const float* bias, float eps, float* y) {
+void LayerNormRow(const float* x, size_t n, double inv_n, const float* weight, const float* bias, float eps,
+                  float* y) {
   // The mean as a float-float pair (hi, lo); a float sum that overflowed is redone on x * 2^-64 (exact).
-  double total = Passes::CompensatedSum(x, n, 1.0f);
-  if (!(total - total == 0.0)) total = Passes::CompensatedSum(x, n, 0x1p-64f) * 0x1p64;
+  double total = Passes::RowSum(x, n, 1.0f);
+  if (!(total - total == 0.0)) total = Passes::RowSum(x, n, 0x1p-64f) * 0x1p64;
   if (!(total - total == 0.0)) return FillRow(y, n, kQuietNaN);
-  const double mean = total / static_cast<double>(n);
+  const double mean = total * inv_n;
   const float hi = static_cast<float>(mean);
   const float lo = static_cast<float>(mean - static_cast<double>(hi));
-  float sum = 0.0f, scale = 1.0f, max_abs = 0.0f;
-  if (!ScaledSquareSum<Passes>(x, n, hi, lo, true, &sum, &scale, &max_abs)) return FillRow(y, n, kQuietNaN);
+  float sum = 0.0f, scale = 1.0f;
+  if (!ScaledSquareSum<Passes>(x, n, hi, lo, true, &sum, &scale)) return FillRow(y, n, kQuietNaN);
   if (sum == 0.0f && eps == 0.0f) {
     if (bias == nullptr) return FillRow(y, n, 0.0f);
     for (size_t j = 0; j < n; ++j) y[j] = bias[j];
     return;
   }
-  Passes::Apply(x, n, hi, lo, scale, NormGain(sum, n, eps, scale), weight, bias, true, y);
+  Passes::Apply(x, n, hi, lo, scale, NormGain<Passes>(sum, inv_n, eps, scale), weight, bias, true, y);
 }
 
 template <class Passes>
 void RmsNormRows(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y) {
-  for (size_t r = 0; r < rows; ++r) RmsNormRow<Passes>(x + r * cols, cols, weight, eps, y + r * cols);
+  const double inv_n = 1.0 / static_cast<double>(cols);
+  for (size_t r = 0; r < rows; ++r) RmsNormRow<Passes>(x + r * cols, cols, inv_n, weight, eps, y + r * cols);
 }
 
 template <class Passes>
 void LayerNormRows(const float* x, size_t rows, size_t cols, const float* weight, const float* bias, float eps,
                    float* y) {
-  for (size_t r = 0; r < rows; ++r) LayerNormRow<Passes>(x + r * cols, cols, weight, bias, eps, y + r * cols);
+  const double inv_n = 1.0 / static_cast<double>(cols);
+  for (size_t r = 0; r < rows; ++r) LayerNormRow<Passes>(x + r * cols, cols, inv_n, weight, bias, eps, y + r * cols);
 }
 
 }  // namespace internal

@@ -77,6 +77,30 @@ HWY_INLINE float RowSumTotal(D d, VD acc0, VD acc1) {
   const RowSumD<D> dd;
   return static_cast<float>(hn::GetLane(hn::SumOfLanes(dd, hn::Add(acc0, acc1))));
 }
+
+// The long rows' sum, two vectors of e = e^(x - m) 2^64 <= 2^64 per step: widening every vector to double (two
+// conversions, a shuffle, two additions) cost the loop more than a tenth of its time. Instead each lane keeps a
+// float s that starts at kRowSumOffset = 2^65 > every term, so Fast2Sum (s + e, and e - ((s + e) - s), exact because
+// s's exponent is at least e's) gives each addition's rounding error exactly, summed in a float c: four additions.
+// Every kRowSumBlock steps both go to the double lanes, (s - 2^65) exactly and c. Within a block a lane's c holds at
+// most K = kRowSumBlock errors of at most 2^-24 s each and rounds K times, an error below K^2 (K + 2) 2^-48 of the
+// 2^64 that the row's max term alone contributes, summed over 32 lanes: 2^-28 of the sum for K = 32 (the double
+// sum's own error is below 2^-47): at most 0.07 ULP of the 4-ULP bound, which the measured 2.7 left room for.
+constexpr float kRowSumOffset = 0x1p65f;
+constexpr size_t kRowSumBlock = 32;
+
+template <class D, class VD>
+HWY_INLINE void RowSumFlush(D d, hn::VFromD<D> s, hn::VFromD<D> c, VD& acc0, VD& acc1) {
+  (void)d;
+  const RowSumD<D> dd;
+  const hn::Half<D> dh;
+  const VD offset = hn::Set(dd, static_cast<double>(kRowSumOffset));
+  acc0 = hn::Add(acc0, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, s)), offset),
+                               hn::PromoteTo(dd, hn::LowerHalf(dh, c))));
+  acc1 = hn::Add(acc1, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, s)), offset),
+                               hn::PromoteTo(dd, hn::UpperHalf(dh, c))));
+}
+
 #else
 // Float lanes: acc0 is the sum, acc1 its rounding error (2Sum).
 template <class D>
@@ -105,14 +129,17 @@ HWY_INLINE float RowSumTotal(D d, V acc0, V acc1) {
   }
   return sum + compensation;
 }
+
 #endif
 
 // e^(x - m) with the rounding error of x - m folded in (see SoftmaxRowScalar). kToNearest: see ExpRoundedSum.
-template <bool kToNearest, class D, class V = hn::VFromD<D>>
+// kTimes2To64: e^(x - m) 2^64 (ExpRr2P6ShiftedTimes2To64), for the softmax row, whose quotient cancels it.
+template <bool kToNearest, bool kTimes2To64 = false, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpMinusMaxIn(D d, V x, V neg_m) {
   const V dv = hn::Add(x, neg_m);
   const V bb = hn::Sub(dv, x);
   const V d_lo = hn::Add(hn::Sub(x, hn::Sub(dv, bb)), hn::Sub(neg_m, bb));
+  if constexpr (kTimes2To64) return ExpRr2P6ShiftedTimes2To64<kToNearest>(d, dv, d_lo);
   return ExpRr2P6Shifted<kToNearest>(d, dv, d_lo);
 }
 
@@ -129,7 +156,66 @@ HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
   return ExpMinusMaxIn<true>(d, x, neg_m);
 }
 
-// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed.
+// e^(x - m) 2^64 of the row's pairs of vectors, stored and added to the lane sums one vector at a time; returns
+// the first index not done (fewer than 2N left).
+template <bool kToNearest, class D, class VS>
+HWY_INLINE size_t ExpRowPairsEach(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VS& acc0,
+                                  VS& acc1) {
+  const size_t N = hn::Lanes(d);
+  size_t j = 0;
+  for (; j + 2 * N <= n; j += 2 * N) {
+    const auto e0 = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e1 = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j + N), neg_m);
+    hn::StoreU(e0, d, out + j);
+    hn::StoreU(e1, d, out + j + N);
+    RowSumAdd(d, e0, acc0, acc1);
+    RowSumAdd(d, e1, acc0, acc1);
+  }
+  return j;
+}
+
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// The same with the offset Fast2Sum sums of RowSumFlush's comment, flushed to the double lanes every kRowSumBlock
+// steps. Rounding to nearest only: under a directed mode the error of s + e need not be a float (rounding a tiny e
+// up to s + ulp(s) leaves e - ulp(s)), and Fast2Sum would not be exact.
+template <class D, class VD>
+HWY_INLINE size_t ExpRowPairsOffset(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VD& acc0,
+                                    VD& acc1) {
+  const size_t N = hn::Lanes(d);
+  size_t j = 0;
+  while (j + 2 * N <= n) {
+    auto s0 = hn::Set(d, kRowSumOffset), s1 = s0, c0 = hn::Zero(d), c1 = hn::Zero(d);
+    const size_t steps = HWY_MIN(kRowSumBlock, (n - j) / (2 * N));
+    for (size_t step = 0; step < steps; ++step, j += 2 * N) {
+      const auto e0 = ExpMinusMaxIn<true, true>(d, hn::LoadU(d, in + j), neg_m);
+      const auto e1 = ExpMinusMaxIn<true, true>(d, hn::LoadU(d, in + j + N), neg_m);
+      hn::StoreU(e0, d, out + j);
+      hn::StoreU(e1, d, out + j + N);
+      const auto t0 = hn::Add(s0, e0), t1 = hn::Add(s1, e1);
+      c0 = hn::Add(c0, hn::Sub(e0, hn::Sub(t0, s0)));
+      c1 = hn::Add(c1, hn::Sub(e1, hn::Sub(t1, s1)));
+      s0 = t0;
+      s1 = t1;
+    }
+    RowSumFlush(d, s0, c0, acc0, acc1);
+    RowSumFlush(d, s1, c1, acc0, acc1);
+  }
+  return j;
+}
+#endif
+
+template <bool kToNearest, class D, class VS>
+HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VS& acc0, VS& acc1) {
+#if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  if constexpr (kToNearest) return ExpRowPairsOffset(d, in, out, n, neg_m, acc0, acc1);
+#endif
+  return ExpRowPairsEach<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
+}
+
+
+// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
+// summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so
+// the scaling is exact throughout) and each vector saves a multiply.
 template <bool kToNearest>
 HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
@@ -138,17 +224,9 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
   const auto neg_m = hn::Set(d, -m);
   const RowSumD<decltype(d)> ds;
   auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
-  size_t j = 0;
-  for (; j + 2 * N <= n; j += 2 * N) {
-    const auto e0 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
-    const auto e1 = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j + N), neg_m);
-    hn::StoreU(e0, d, out + j);
-    hn::StoreU(e1, d, out + j + N);
-    RowSumAdd(d, e0, acc0, acc1);
-    RowSumAdd(d, e1, acc0, acc1);
-  }
+  size_t j = ExpRowPairs<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
   for (; j + N <= n; j += N) {
-    const auto e = ExpMinusMaxIn<kToNearest>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j), neg_m);
     hn::StoreU(e, d, out + j);
     RowSumAdd(d, e, acc0, acc1);
   }
@@ -156,7 +234,7 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
     const size_t rest = n - j;
     // Padding lanes are -inf, whose exp is exactly 0.
     const auto x = hn::IfThenElse(hn::FirstN(d, rest), LoadTail(d, in + j, rest), hn::Set(d, -internal::kInfinity));
-    const auto e = ExpMinusMaxIn<kToNearest>(d, x, neg_m);
+    const auto e = ExpMinusMaxIn<kToNearest, true>(d, x, neg_m);
     StoreTail(d, e, out + j, rest);
     RowSumAdd(d, e, acc0, acc1);
   }
