@@ -1,0 +1,111 @@
+// linear_q8's AArch64 int8 kernel: dotprod (sdot, Armv8.2 and later), outputs in lanes, behind a run-time check
+// (HWCAP_ASIMDDP). sdot multiplies signed by signed bytes, so unlike VNNI no offset is needed.
+//
+// Lanes = outputs, four at a time: a chunk of 16 input bytes of four outputs is transposed as a 4 x 4 matrix of
+// dwords, so vector j holds inputs 4j .. 4j + 3 of the four outputs, and one sdot of it with those four inputs
+// of x broadcast adds them to the four outputs' sums. A block's 16 outputs run as four such quarters; the
+// transpose is paid once per block of four rows.
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/linear_q8/linear_q8_kernels.h"
+
+#if defined(__aarch64__) && defined(__GNUC__)
+#include <arm_neon.h>
+
+#define EDGEATTN_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+
+namespace edgeattn {
+namespace internal {
+namespace {
+
+// 16 bytes from p, or the first `bytes` of them and zeros (the block's last chunk: never read past a row).
+EDGEATTN_DOTPROD inline int8x16_t LoadChunk(const int8_t* p, size_t bytes) {
+  if (bytes == 16) return vld1q_s8(p);
+  int8_t buf[16] = {};
+  memcpy(buf, p, bytes);
+  return vld1q_s8(buf);
+}
+
+// t[j] = dword j of each of the quarter's four outputs (outputs past b.outputs repeat the last one).
+EDGEATTN_DOTPROD inline void PackQuarter(const Q8SumsBlock& b, size_t first, size_t i0, size_t bytes, int8x16_t t[4]) {
+  int32x4_t a[4];
+  for (size_t c = 0; c < 4; ++c) {
+    const size_t k = first + c < b.outputs ? first + c : b.outputs - 1;
+    a[c] = vreinterpretq_s32_s8(LoadChunk(b.w + k * b.w_stride + i0, bytes));
+  }
+  const int32x4x2_t t01 = vtrnq_s32(a[0], a[1]), t23 = vtrnq_s32(a[2], a[3]);
+  t[0] = vreinterpretq_s8_s32(vcombine_s32(vget_low_s32(t01.val[0]), vget_low_s32(t23.val[0])));
+  t[1] = vreinterpretq_s8_s32(vcombine_s32(vget_low_s32(t01.val[1]), vget_low_s32(t23.val[1])));
+  t[2] = vreinterpretq_s8_s32(vcombine_s32(vget_high_s32(t01.val[0]), vget_high_s32(t23.val[0])));
+  t[3] = vreinterpretq_s8_s32(vcombine_s32(vget_high_s32(t01.val[1]), vget_high_s32(t23.val[1])));
+}
+
+EDGEATTN_DOTPROD inline int8x16_t BroadcastDword(const int8_t* p) {
+  int32_t v;
+  memcpy(&v, p, sizeof(v));
+  return vreinterpretq_s8_s32(vdupq_n_s32(v));
+}
+
+template <size_t kRows>
+EDGEATTN_DOTPROD void SumsQuarter(const Q8SumsBlock& b, size_t first) {
+  const size_t n = b.groups * b.group_size, dwords_per_group = b.group_size / 4;
+  int32x4_t acc[kRows];
+  for (size_t r = 0; r < kRows; ++r) acc[r] = vdupq_n_s32(0);
+  size_t group = 0, left = dwords_per_group;
+  for (size_t i0 = 0; i0 < n; i0 += 16) {
+    const size_t bytes = n - i0 < 16 ? n - i0 : 16;
+    int8x16_t t[4];
+    PackQuarter(b, first, i0, bytes, t);
+    for (size_t j = 0; j < bytes / 4; ++j) {
+      for (size_t r = 0; r < kRows; ++r) {
+        acc[r] = vdotq_s32(acc[r], t[j], BroadcastDword(b.x + r * b.x_stride + i0 + 4 * j));
+      }
+      if (--left != 0) continue;
+      for (size_t r = 0; r < kRows; ++r) {
+        vst1q_s32(b.s + (r * kQ8BlockGroups + group) * kQ8BlockOutputs + first, acc[r]);
+        acc[r] = vdupq_n_s32(0);
+      }
+      ++group;
+      left = dwords_per_group;
+    }
+  }
+}
+
+template <size_t kRows>
+EDGEATTN_DOTPROD void SumsRows(const Q8SumsBlock& b) {
+  for (size_t first = 0; first < b.outputs; first += 4) SumsQuarter<kRows>(b, first);
+}
+
+}  // namespace
+
+void Q8SumsDotprod(const Q8SumsBlock& b) noexcept {
+  switch (b.rows) {
+    case 1:
+      SumsRows<1>(b);
+      return;
+    case 2:
+      SumsRows<2>(b);
+      return;
+    case 3:
+      SumsRows<3>(b);
+      return;
+    default:
+      SumsRows<4>(b);
+      return;
+  }
+}
+
+}  // namespace internal
+}  // namespace edgeattn
+
+#else  // not AArch64
+
+namespace edgeattn {
+namespace internal {
+void Q8SumsDotprod(const Q8SumsBlock& b) noexcept { (void)b; }
+}  // namespace internal
+}  // namespace edgeattn
+
+#endif
