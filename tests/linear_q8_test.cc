@@ -484,7 +484,7 @@ TEST_P(LinearQ8Errors, WorkspaceTooSmall) {
   EXPECT_EQ(Call(x, kRows, w, bias, Q8Activations::kQ8, x + 1, ws.data(), 1), Status::kWorkspaceTooSmall);
   ExpectUntouched();
   EXPECT_EQ(edgeattn::LinearQ8WorkspaceSize(kRows, w, Q8Activations::kF32), 0u);
-  EXPECT_EQ(ws.size(), kRows * kIn + kRows * (kIn / kGroup) * 8 + 4160);
+  EXPECT_EQ(ws.size(), kRows * kIn + kRows * (kIn / kGroup) * 8 + 5184 + 16 * 512);
 }
 
 TEST_P(LinearQ8Errors, Overlap) {

@@ -49,9 +49,10 @@ enum class Q8Activations : int {
 
 namespace internal {
 // Workspace bytes (any alignment) of LinearQ8 for `rows` rows; 0 for ACT_F32 and for an invalid shape. ACT_Q8:
-// the quantised rows (rows * in bytes), their scales and group sums (8 bytes per row and group), a 4 KiB block of
-// group sums, 64 bytes to align it.
-constexpr size_t kLinearQ8SumsBytes = 4096;
+// the quantised rows (rows * in bytes), their scales and group sums (8 bytes per row and group), a 5 KiB block
+// (the int32 sums and the scales of 16 outputs x 16 groups), the block's weights repacked for the int8
+// instructions (16 * max(512, group_size) bytes), 64 bytes to align them.
+constexpr size_t kLinearQ8BlockBytes = 5120;
 constexpr size_t LinearQ8WorkspaceBytes(size_t rows, size_t in_features, size_t group_size, Q8Activations act) {
   if (act != Q8Activations::kQ8 || rows == 0 || in_features == 0 || group_size == 0 || group_size > kQ8MaxGroupSize ||
       in_features % group_size != 0 || rows > SIZE_MAX / in_features) {
@@ -59,7 +60,7 @@ constexpr size_t LinearQ8WorkspaceBytes(size_t rows, size_t in_features, size_t 
   }
   const size_t groups = in_features / group_size;
   if (rows > SIZE_MAX / 8 / groups) return 0;
-  const size_t fixed = kLinearQ8SumsBytes + 64;
+  const size_t fixed = kLinearQ8BlockBytes + 16 * (group_size > 512 ? group_size : 512) + 64;
   const size_t per_rows = rows * in_features;
   if (per_rows > SIZE_MAX - fixed || rows * groups * 8 > SIZE_MAX - fixed - per_rows) return 0;
   return fixed + per_rows + rows * groups * 8;

@@ -5,7 +5,8 @@
 //    block's exact int32 group sums to the workspace, outputs in consecutive lanes;
 //  - finish: lanes = outputs, so each output's float steps run in the contract's order, one rounding each:
 //    acc = acc + ((float)s * scale) * sx per group (Mul, Mul, Add: never MulAdd), the bias added last. The
-//    accumulators pass through y between group chunks (a float store and load are exact).
+//    accumulators pass through y between group chunks (a float store and load are exact); the block's scales
+//    are transposed once into the workspace for all its rows.
 // The int sums are exact whatever the kernel, and the float steps are the scalar path's, so every target and
 // kernel writes the scalar path's bits. ARMv7 NEON flushes subnormals and ignores the rounding mode: there the
 // finish step runs on the VFP, one output at a time.
@@ -27,6 +28,7 @@
 #include "lib/common/simd_tail-inl.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
 #include "lib/linear_q8/linear_q8_scalar.h"
+#include "lib/linear_q8/q8_quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -98,6 +100,17 @@ struct Q8FinishArgs {
   size_t o, count, r0, rows, g0, groups;
 };
 
+// The block's scales transposed to outputs in lanes, scale_tile[j][k] = scale[o + k][g0 + j] (outputs past
+// `count` repeat the last one), once per block of outputs and groups, for every block of rows.
+HWY_INLINE void Q8FillScaleTile(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, size_t o,
+                                size_t count, size_t g0, size_t groups) {
+  const size_t all_groups = p.w.in_features / p.w.group_size;
+  for (size_t k = 0; k < internal::kQ8BlockOutputs; ++k) {
+    const float* scale = p.w.scale + (o + (k < count ? k : count - 1)) * all_groups + g0;
+    for (size_t j = 0; j < groups; ++j) ws.scale_tile[j * internal::kQ8BlockOutputs + k] = scale[j];
+  }
+}
+
 #if HWY_ARCH_ARM_V7
 // The VFP's finish: the scalar path's statements, in its order.
 HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, const Q8FinishArgs& a) {
@@ -108,7 +121,7 @@ HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8W
       float acc = a.g0 == 0 ? 0.0f : *y;
       for (size_t j = 0; j < a.groups; ++j) {
         const int32_t s = ws.sums[(r * internal::kQ8BlockGroups + j) * internal::kQ8BlockOutputs + k];
-        acc = acc + (static_cast<float>(s) * p.w.scale[(a.o + k) * all_groups + a.g0 + j]) *
+        acc = acc + (static_cast<float>(s) * ws.scale_tile[j * internal::kQ8BlockOutputs + k]) *
                         ws.sx[(a.r0 + r) * all_groups + a.g0 + j];
       }
       if (a.g0 + a.groups == all_groups && p.bias != nullptr) acc = acc + p.bias[a.o + k];
@@ -117,57 +130,64 @@ HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8W
   }
 }
 #else
-// One row's accumulator update over the block's groups (lanes = outputs k .. k + Lanes).
+// acc + ((float)s * scale) * sx for one row and group, lanes = outputs.
 template <class D>
-HWY_INLINE hn::Vec<D> Q8FinishRow(D d, hn::Vec<D> acc, const int32_t* HWY_RESTRICT sums, const float* HWY_RESTRICT sx,
-                                  const float* HWY_RESTRICT scale, hn::Vec<hn::RebindToSigned<D> > index,
-                                  size_t groups) {
+HWY_INLINE hn::Vec<D> Q8FinishStep(D d, hn::Vec<D> acc, const int32_t* HWY_RESTRICT sums, hn::Vec<D> scale, float sx) {
   const hn::RebindToSigned<D> di;
-  for (size_t j = 0; j < groups; ++j) {
-    const auto s = hn::ConvertTo(d, hn::LoadU(di, sums + j * internal::kQ8BlockOutputs));
-    const auto sc = hn::GatherIndex(d, scale + j, index);
-    acc = hn::Add(acc, hn::Mul(hn::Mul(s, sc), hn::Set(d, sx[j])));
-  }
-  return acc;
+  return hn::Add(acc, hn::Mul(hn::Mul(hn::ConvertTo(d, hn::LoadU(di, sums)), scale), hn::Set(d, sx)));
 }
 
 HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, const Q8FinishArgs& a) {
   const hn::CappedTag<float, internal::kQ8BlockOutputs> d;
-  const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d), all_groups = p.w.in_features / p.w.group_size, out = p.w.out_features;
+  const size_t row_sums = internal::kQ8BlockGroups * internal::kQ8BlockOutputs;
   const bool last = a.g0 + a.groups == all_groups;
   for (size_t k = 0; k < a.count; k += N) {
     const size_t lanes = a.count - k < N ? a.count - k : N;
-    // Scale of output o + k + lane at group g0: lanes past the block's outputs repeat its last (never read
-    // past the matrix). groups * 15 fits int32: the .cc's check (kQ8MaxScaleStride).
-    const auto index = hn::Mul(hn::Min(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(lanes - 1))),
-                               hn::Set(di, static_cast<int32_t>(all_groups)));
-    const float* scale = p.w.scale + (a.o + k) * all_groups + a.g0;
-    for (size_t r = 0; r < a.rows; ++r) {
-      float* y = p.y + (a.r0 + r) * out + a.o + k;
-      auto acc = a.g0 == 0 ? hn::Zero(d) : LoadTail(d, y, lanes);
-      acc = Q8FinishRow(d, acc, ws.sums + r * internal::kQ8BlockGroups * internal::kQ8BlockOutputs + k,
-                        ws.sx + (a.r0 + r) * all_groups + a.g0, scale, index, a.groups);
-      if (last && p.bias != nullptr) acc = hn::Add(acc, LoadTail(d, p.bias + a.o + k, lanes));
-      StoreTail(d, acc, y, lanes);
+    // Up to four rows' accumulators in registers, each group's scales loaded once for all of them.
+    float* y0 = p.y + a.r0 * out + a.o + k;
+    auto acc0 = a.g0 == 0 ? hn::Zero(d) : LoadTail(d, y0, lanes), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    if (a.g0 != 0 && a.rows > 1) acc1 = LoadTail(d, y0 + out, lanes);
+    if (a.g0 != 0 && a.rows > 2) acc2 = LoadTail(d, y0 + 2 * out, lanes);
+    if (a.g0 != 0 && a.rows > 3) acc3 = LoadTail(d, y0 + 3 * out, lanes);
+    const float* sx = ws.sx + a.r0 * all_groups + a.g0;
+    for (size_t j = 0; j < a.groups; ++j) {
+      const auto scale = hn::LoadU(d, ws.scale_tile + j * internal::kQ8BlockOutputs + k);
+      const int32_t* sums = ws.sums + j * internal::kQ8BlockOutputs + k;
+      acc0 = Q8FinishStep(d, acc0, sums, scale, sx[j]);
+      if (a.rows > 1) acc1 = Q8FinishStep(d, acc1, sums + row_sums, scale, sx[all_groups + j]);
+      if (a.rows > 2) acc2 = Q8FinishStep(d, acc2, sums + 2 * row_sums, scale, sx[2 * all_groups + j]);
+      if (a.rows > 3) acc3 = Q8FinishStep(d, acc3, sums + 3 * row_sums, scale, sx[3 * all_groups + j]);
     }
+    const auto bias = last && p.bias != nullptr ? LoadTail(d, p.bias + a.o + k, lanes) : hn::Zero(d);
+    const bool add_bias = last && p.bias != nullptr;
+    StoreTail(d, add_bias ? hn::Add(acc0, bias) : acc0, y0, lanes);
+    if (a.rows > 1) StoreTail(d, add_bias ? hn::Add(acc1, bias) : acc1, y0 + out, lanes);
+    if (a.rows > 2) StoreTail(d, add_bias ? hn::Add(acc2, bias) : acc2, y0 + 2 * out, lanes);
+    if (a.rows > 3) StoreTail(d, add_bias ? hn::Add(acc3, bias) : acc3, y0 + 3 * out, lanes);
   }
 }
 #endif
 
-// ACT_Q8: quantise every row of x, then the blocks, each summed and finished.
+// ACT_Q8: quantise every row of x, then the blocks: per block of outputs and groups the scales and the weights
+// (in the kernel's layout) once, per block of rows the sums and the finish.
 inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
-  const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups);
+  const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
-    internal::Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups, ws.x_sums + r * groups);
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t i = r * in + g * gs;
+      ws.sx[r * groups + g] = Q8QuantizeGroupSimd(p.x + i, gs, ws.qx + i, ws.x_sums + r * groups + g);
+    }
   }
   for (size_t o = p.o_begin; o < p.o_end; o += internal::kQ8BlockOutputs) {
     const size_t count = p.o_end - o < internal::kQ8BlockOutputs ? p.o_end - o : internal::kQ8BlockOutputs;
-    for (size_t r0 = 0; r0 < p.rows; r0 += internal::kQ8BlockRows) {
-      const size_t rows = p.rows - r0 < internal::kQ8BlockRows ? p.rows - r0 : internal::kQ8BlockRows;
-      for (size_t g0 = 0; g0 < groups; g0 += internal::kQ8BlockGroups) {
-        const size_t ng = groups - g0 < internal::kQ8BlockGroups ? groups - g0 : internal::kQ8BlockGroups;
+    const size_t block_groups = internal::Q8BlockGroups(gs);
+    for (size_t g0 = 0; g0 < groups; g0 += block_groups) {
+      const size_t ng = groups - g0 < block_groups ? groups - g0 : block_groups;
+      Q8FillScaleTile(p, ws, o, count, g0, ng);
+      for (size_t r0 = 0; r0 < p.rows; r0 += internal::kQ8BlockRows) {
+        const size_t rows = p.rows - r0 < internal::kQ8BlockRows ? p.rows - r0 : internal::kQ8BlockRows;
         const internal::Q8SumsBlock b{p.w.q + o * in + g0 * gs,
                                       in,
                                       count,
@@ -178,7 +198,9 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
                                       rows,
                                       gs,
                                       ng,
-                                      ws.sums};
+                                      ws.sums,
+                                      ws.panel,
+                                      r0 == 0};
         RunQ8Sums(p.kernel, b);
         Q8Finish(p, ws, Q8FinishArgs{o, count, r0, rows, g0, ng});
       }

@@ -4,7 +4,7 @@
 // Lanes = outputs, four at a time: a chunk of 16 input bytes of four outputs is transposed as a 4 x 4 matrix of
 // dwords, so vector j holds inputs 4j .. 4j + 3 of the four outputs, and one sdot of it with those four inputs
 // of x broadcast adds them to the four outputs' sums. A block's 16 outputs run as four such quarters; the
-// transpose is paid once per block of four rows.
+// transpose is paid once per block of outputs and groups (the first block of rows keeps it in the panel).
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -56,8 +56,15 @@ EDGEATTN_DOTPROD void SumsQuarter(const Q8SumsBlock& b, size_t first) {
   size_t group = 0, left = dwords_per_group;
   for (size_t i0 = 0; i0 < n; i0 += 16) {
     const size_t bytes = n - i0 < 16 ? n - i0 : 16;
+    // The quarter's chunk in the block's panel: 64 bytes per quarter and 16 input bytes.
     int8x16_t t[4];
-    PackQuarter(b, first, i0, bytes, t);
+    unsigned char* panel = b.panel + (first / 4 * ((n + 15) / 16) + i0 / 16) * 64;
+    if (b.pack) {
+      PackQuarter(b, first, i0, bytes, t);
+      for (size_t j = 0; j < 4; ++j) vst1q_s8(reinterpret_cast<int8_t*>(panel) + 16 * j, t[j]);
+    } else {
+      for (size_t j = 0; j < 4; ++j) t[j] = vld1q_s8(reinterpret_cast<const int8_t*>(panel) + 16 * j);
+    }
     for (size_t j = 0; j < bytes / 4; ++j) {
       for (size_t r = 0; r < kRows; ++r) {
         acc[r] = vdotq_s32(acc[r], t[j], BroadcastDword(b.x + r * b.x_stride + i0 + 4 * j));

@@ -18,11 +18,12 @@
 namespace edgeattn {
 namespace internal {
 
-// A block is up to 16 outputs x 4 rows x 16 groups: its sums fill kLinearQ8SumsBytes of the workspace.
+// A block is up to 16 outputs x 4 rows x 16 groups: its sums and the block's scales (16 groups x 16 outputs)
+// fill kLinearQ8BlockBytes of the workspace.
 constexpr size_t kQ8BlockOutputs = 16;
 constexpr size_t kQ8BlockRows = 4;
 constexpr size_t kQ8BlockGroups = 16;
-static_assert(kQ8BlockOutputs * kQ8BlockRows * kQ8BlockGroups * sizeof(int32_t) == kLinearQ8SumsBytes,
+static_assert((kQ8BlockRows + 1) * kQ8BlockGroups * kQ8BlockOutputs * sizeof(int32_t) == kLinearQ8BlockBytes,
               "the sums block is the workspace's fixed part");
 
 // s[r][j][k] = sum over the inputs i of group g0 + j of w[k][i] * x[r][i], exact, for r < rows, j < groups,
@@ -39,7 +40,18 @@ struct Q8SumsBlock {
   size_t group_size;
   size_t groups;  // 1 .. kQ8BlockGroups
   int32_t* s;     // [kQ8BlockRows][kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
+  // The block's weights in the kernel's own layout (16 * groups * group_size bytes, 64-byte aligned): written
+  // when `pack` is set (the first block of rows), read as they are by the blocks of rows after it.
+  unsigned char* panel;
+  bool pack;
 };
+
+// Groups per block: up to 16, and at most 512 inputs unless one group is wider, so that the panel of a block
+// stays within 16 * max(512, group_size) bytes (8 KiB for group sizes up to 512: L1-resident).
+constexpr size_t Q8BlockGroups(size_t group_size) {
+  return group_size >= 512 ? 1 : 512 / group_size < kQ8BlockGroups ? 512 / group_size : kQ8BlockGroups;
+}
+constexpr size_t Q8PanelBytes(size_t group_size) { return kQ8BlockOutputs * (group_size > 512 ? group_size : 512); }
 
 enum class Q8Kernel : int { kPortable = 0, kAvx512Vnni = 1, kAvxVnni = 2, kDotprod = 3 };
 constexpr int kQ8KernelCount = 4;

@@ -25,21 +25,26 @@ struct LinearQ8Problem {
   Q8Kernel kernel;
 };
 
-// The ACT_Q8 workspace: the sums block first (64-byte aligned, for the kernels' aligned stores), then per row and
-// group the scale of x and the sum of its quantised values, then the quantised rows.
+// The ACT_Q8 workspace: the block (sums and scales) first (64-byte aligned, for the kernels' aligned stores), then per
+// row and group the scale of x and the sum of its quantised values, then the quantised rows.
 struct Q8Workspace {
-  int32_t* sums;    // kLinearQ8SumsBytes
-  float* sx;        // [rows][groups]
-  int32_t* x_sums;  // [rows][groups]
-  int8_t* qx;       // [rows][in]
+  int32_t* sums;         // [kQ8BlockRows][kQ8BlockGroups][kQ8BlockOutputs]
+  float* scale_tile;     // [kQ8BlockGroups][kQ8BlockOutputs]: the block's scales, outputs in lanes
+  unsigned char* panel;  // Q8PanelBytes(group_size)
+  float* sx;             // [rows][groups]
+  int32_t* x_sums;       // [rows][groups]
+  int8_t* qx;            // [rows][in]
 };
 
-inline Q8Workspace CarveQ8Workspace(unsigned char* ws, size_t rows, size_t groups) {
+inline Q8Workspace CarveQ8Workspace(unsigned char* ws, size_t rows, size_t groups, size_t group_size) {
   const uintptr_t misalign = reinterpret_cast<uintptr_t>(ws) % 64;
   unsigned char* base = ws + (misalign != 0 ? 64 - misalign : 0);
   Q8Workspace w;
   w.sums = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(base));
-  w.sx = reinterpret_cast<float*>(reinterpret_cast<void*>(base + kLinearQ8SumsBytes));
+  w.scale_tile =
+      reinterpret_cast<float*>(reinterpret_cast<void*>(w.sums + kQ8BlockRows * kQ8BlockGroups * kQ8BlockOutputs));
+  w.panel = base + kLinearQ8BlockBytes;
+  w.sx = reinterpret_cast<float*>(reinterpret_cast<void*>(w.panel + Q8PanelBytes(group_size)));
   w.x_sums = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(w.sx + rows * groups));
   w.qx = reinterpret_cast<int8_t*>(w.x_sums + rows * groups);
   return w;
@@ -65,7 +70,7 @@ inline void Q8QuantizeRowScalar(const float* x, size_t in, size_t group_size, in
 // ACT_Q8, the contract's loop per output.
 inline void LinearQ8Scalar(const LinearQ8Problem& p) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs, out = p.w.out_features;
-  const Q8Workspace ws = CarveQ8Workspace(p.workspace, p.rows, groups);
+  const Q8Workspace ws = CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
     Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups, ws.x_sums + r * groups);
   }

@@ -9,7 +9,8 @@
 // Lanes = outputs: a chunk of 64 input bytes of 16 outputs is loaded as 16 vectors (one output each) and
 // transposed as a 16 x 16 matrix of dwords, so vector j holds inputs 4j .. 4j + 3 of all 16 outputs; one vpdpbusd
 // of it with those four inputs of x broadcast adds them to 16 outputs at once, and group sums come out in lanes
-// without a horizontal reduction. The transpose (64 shuffles per chunk) is paid once per block of four rows.
+// without a horizontal reduction. The transpose (64 shuffles per chunk) is paid once per block of outputs and
+// groups: the first block of rows writes it to the workspace's panel, the others read it from there (L1).
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -17,9 +18,10 @@
 #include "lib/linear_q8/linear_q8_kernels.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// GCC 12 reports its own avx512fintrin.h's undefined-vector idiom (__Y) as maybe-uninitialized once inlined.
+// GCC 12 reports its own avx512fintrin.h's undefined-vector idiom (__Y) as (maybe-)uninitialized once inlined.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
@@ -29,10 +31,13 @@ namespace edgeattn {
 namespace internal {
 namespace {
 
-EDGEATTN_AVX512VNNI inline __m512i BroadcastDword(const int8_t* p) {
-  int32_t v;
-  memcpy(&v, p, sizeof(v));
-  return _mm512_set1_epi32(v);
+// acc += t (u8, lanes = outputs) times the four int8 of x at p broadcast to every lane. The broadcast is
+// vpdpbusd's own memory operand ({1to16}): GCC 12 does not fold _mm512_set1_epi32 of a load into it, and a
+// separate vpbroadcastd per row and dword cost as much as the multiply-adds.
+typedef int32_t UnalignedDword __attribute__((may_alias, aligned(1)));
+EDGEATTN_AVX512VNNI inline __m512i DpbusdBroadcast(__m512i acc, __m512i t, const int8_t* p) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(t), "m"(*reinterpret_cast<const UnalignedDword*>(p)));
+  return acc;
 }
 
 // r[k] (dword j of output k) -> r[j] (dword k of every output j): unpack dwords, then qwords, within 128-bit
@@ -79,18 +84,19 @@ EDGEATTN_AVX512VNNI inline void PackChunk(const Q8SumsBlock& b, size_t i0, size_
 
 template <size_t kRows>
 EDGEATTN_AVX512VNNI void SumsRows(const Q8SumsBlock& b) {
-  alignas(64) int32_t t[16][16];
   const size_t n = b.groups * b.group_size, dwords_per_group = b.group_size / 4;
   __m512i acc[kRows];
   for (size_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_si512();
   size_t group = 0, left = dwords_per_group;
   for (size_t i0 = 0; i0 < n; i0 += 64) {
     const size_t m = (n - i0) / 4 < 16 ? (n - i0) / 4 : 16;
-    PackChunk(b, i0, m, t);
+    // The chunk's 16 x 16 dwords in the block's panel (1 KiB per chunk; 64-byte aligned).
+    auto* t = reinterpret_cast<int32_t(*)[16]>(reinterpret_cast<void*>(b.panel + i0 / 64 * 1024));
+    if (b.pack) PackChunk(b, i0, m, t);
     for (size_t j = 0; j < m; ++j) {
       const __m512i tj = _mm512_load_si512(t[j]);
       for (size_t r = 0; r < kRows; ++r) {
-        acc[r] = _mm512_dpbusd_epi32(acc[r], tj, BroadcastDword(b.x + r * b.x_stride + i0 + 4 * j));
+        acc[r] = DpbusdBroadcast(acc[r], tj, b.x + r * b.x_stride + i0 + 4 * j);
       }
       if (--left != 0) continue;
       for (size_t r = 0; r < kRows; ++r) {
