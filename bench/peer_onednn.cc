@@ -87,6 +87,7 @@ void Softmax(benchmark::State& state, size_t n) {
 struct OneDnnQ8Weights {
   std::vector<memory> weights;             // one per copy, in the primitive's layout
   std::vector<std::vector<float>> scales;  // per copy: w_scale[o] * x_scale (the output scales)
+  std::vector<Floats> biases;              // per copy: b[o] / scales[o] (oneDNN v2 adds the bias before scaling)
 };
 
 void LinearQ8(benchmark::State& state, const Q8Shape& s) {
@@ -120,18 +121,22 @@ void LinearQ8(benchmark::State& state, const Q8Shape& s) {
     memory packed(pd.weights_desc(), Engine());
     dnnl::reorder(user, packed).execute(stream, user, packed);
     stream.wait();
+    Floats bc(s.out);
+    for (size_t o = 0; o < s.out; ++o) bc[o] = in.b[o] / sc[o];
     w.weights.push_back(packed);
     w.scales.push_back(std::move(sc));
+    w.biases.push_back(std::move(bc));
   }
   std::vector<int8_t> qx(s.rows * s.in);
   Floats y(s.rows * s.out);
-  memory x_f32 = Wrap(s.rows, s.in, in.x.data()), x_s8(src_md, Engine(), qx.data()), bias = Wrap(1, s.out, in.b.data()),
+  memory x_f32 = Wrap(s.rows, s.in, in.x.data()), x_s8(src_md, Engine(), qx.data()),
          dst = Wrap(s.rows, s.out, y.data());
   dnnl::primitive_attr quantize_attr;
   quantize_attr.set_output_scales(0, {1.0f / x_scale});
   const dnnl::reorder quantize(dnnl::reorder::primitive_desc(x_f32, x_s8, quantize_attr));
   auto call = [&](size_t copy) {
     memory scales(memory::desc({static_cast<memory::dim>(s.out)}, dt::f32, tag::a), Engine(), w.scales[copy].data());
+    memory bias = Wrap(1, s.out, w.biases[copy].data());
     quantize.execute(stream, x_f32, x_s8);
     mm.execute(stream, {{DNNL_ARG_SRC, x_s8},
                         {DNNL_ARG_WEIGHTS, w.weights[copy]},

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "lib/linear_q8/linear_q8_kernels.h"
@@ -90,6 +91,21 @@ Status RunImpl(const Impl& impl, const float* x, size_t rows, const Q8Matrix& w,
   if (impl.scalar) return edgeattn::scalar::LinearQ8(x, rows, w, bias, act, y, ws, ws_size);
   if (impl.chosen) return edgeattn::LinearQ8(x, rows, w, bias, act, y, ws, ws_size);
   return edgeattn::internal::LinearQ8WithKernel(x, rows, w, bias, act, y, ws, ws_size, impl.kernel);
+}
+
+// Which int8 kernels this run exercises (the AArch64 suite runs with dotprod, QEMU_CPU=max, and without it,
+// cortex-a53): printed, and the chooser's pick is a supported one.
+TEST(LinearQ8Kernels, ThisCpusKernels) {
+  std::string names;
+  for (int k = 0; k < edgeattn::internal::kQ8KernelCount; ++k) {
+    const Q8Kernel kernel = static_cast<Q8Kernel>(k);
+    if (edgeattn::internal::Q8KernelSupported(kernel))
+      names += std::string(" ") + edgeattn::internal::Q8KernelName(kernel);
+  }
+  std::printf("linear_q8 int8 kernels on this CPU:%s\n", names.c_str());
+  RecordProperty("kernels", names);
+  EXPECT_TRUE(edgeattn::internal::Q8KernelSupported(edgeattn::internal::ChooseQ8Kernel(32)));
+  EXPECT_EQ(edgeattn::internal::ChooseQ8Kernel(6), Q8Kernel::kPortable);
 }
 
 class LinearQ8Test : public PathTest {};
