@@ -67,6 +67,7 @@ HWY_INLINE int32_t Q8DotPortable(const int8_t* HWY_RESTRICT a, const int8_t* HWY
 
 // The portable sums kernel: one group dot per (row, group, output).
 HWY_INLINE void Q8SumsPortable(const internal::Q8SumsBlock& b) {
+  if (b.pack) internal::Q8FillScaleTile(b);
   for (size_t r = 0; r < b.rows; ++r) {
     for (size_t j = 0; j < b.groups; ++j) {
       int32_t* s = b.s + (r * internal::kQ8BlockGroups + j) * internal::kQ8BlockOutputs;
@@ -99,17 +100,6 @@ HWY_INLINE void RunQ8Sums(internal::Q8Kernel kernel, const internal::Q8SumsBlock
 struct Q8FinishArgs {
   size_t o, count, r0, rows, g0, groups;
 };
-
-// The block's scales transposed to outputs in lanes, scale_tile[j][k] = scale[o + k][g0 + j] (outputs past
-// `count` repeat the last one), once per block of outputs and groups, for every block of rows.
-HWY_INLINE void Q8FillScaleTile(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, size_t o,
-                                size_t count, size_t g0, size_t groups) {
-  const size_t all_groups = p.w.in_features / p.w.group_size;
-  for (size_t k = 0; k < internal::kQ8BlockOutputs; ++k) {
-    const float* scale = p.w.scale + (o + (k < count ? k : count - 1)) * all_groups + g0;
-    for (size_t j = 0; j < groups; ++j) ws.scale_tile[j * internal::kQ8BlockOutputs + k] = scale[j];
-  }
-}
 
 #if HWY_ARCH_ARM_V7
 // The VFP's finish: the scalar path's statements, in its order.
@@ -185,22 +175,15 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
     const size_t block_groups = internal::Q8BlockGroups(gs);
     for (size_t g0 = 0; g0 < groups; g0 += block_groups) {
       const size_t ng = groups - g0 < block_groups ? groups - g0 : block_groups;
-      Q8FillScaleTile(p, ws, o, count, g0, ng);
       for (size_t r0 = 0; r0 < p.rows; r0 += internal::kQ8BlockRows) {
         const size_t rows = p.rows - r0 < internal::kQ8BlockRows ? p.rows - r0 : internal::kQ8BlockRows;
-        const internal::Q8SumsBlock b{p.w.q + o * in + g0 * gs,
-                                      in,
-                                      count,
-                                      ws.qx + r0 * in + g0 * gs,
-                                      in,
-                                      ws.x_sums + r0 * groups + g0,
-                                      groups,
-                                      rows,
-                                      gs,
-                                      ng,
-                                      ws.sums,
-                                      ws.panel,
-                                      r0 == 0};
+        internal::Q8SumsBlock b;
+        b.w = p.w.q + o * in + g0 * gs, b.w_stride = in, b.outputs = count;
+        b.x = ws.qx + r0 * in + g0 * gs, b.x_stride = in;
+        b.x_sums = ws.x_sums + r0 * groups + g0, b.x_sums_stride = groups;
+        b.rows = rows, b.group_size = gs, b.groups = ng, b.s = ws.sums;
+        b.panel = ws.panel, b.pack = r0 == 0;
+        b.scale = p.w.scale + o * groups + g0, b.scale_stride = groups, b.scale_tile = ws.scale_tile;
         RunQ8Sums(p.kernel, b);
         Q8Finish(p, ws, Q8FinishArgs{o, count, r0, rows, g0, ng});
       }

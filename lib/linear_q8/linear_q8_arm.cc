@@ -82,6 +82,7 @@ EDGEATTN_DOTPROD void SumsQuarter(const Q8SumsBlock& b, size_t first) {
 
 template <size_t kRows>
 EDGEATTN_DOTPROD void SumsRows(const Q8SumsBlock& b) {
+  if (b.pack) Q8FillScaleTile(b);
   for (size_t first = 0; first < b.outputs; first += 4) SumsQuarter<kRows>(b, first);
 }
 

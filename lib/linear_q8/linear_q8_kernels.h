@@ -44,7 +44,20 @@ struct Q8SumsBlock {
   // when `pack` is set (the first block of rows), read as they are by the blocks of rows after it.
   unsigned char* panel;
   bool pack;
+  // Also when `pack` is set: scale_tile[j][k] = scale[k][j] (output o + k's scale of group g0 + j; outputs past
+  // `outputs` repeat the last), the finish step's scales with outputs in lanes.
+  const float* scale;   // output o's scales, at group g0
+  size_t scale_stride;  // groups
+  float* scale_tile;    // [kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
 };
+
+// The scale tile element by element (kernels without a vector transpose).
+inline void Q8FillScaleTile(const Q8SumsBlock& b) {
+  for (size_t k = 0; k < kQ8BlockOutputs; ++k) {
+    const float* scale = b.scale + (k < b.outputs ? k : b.outputs - 1) * b.scale_stride;
+    for (size_t j = 0; j < b.groups; ++j) b.scale_tile[j * kQ8BlockOutputs + k] = scale[j];
+  }
+}
 
 // Groups per block: up to 16, and at most 512 inputs unless one group is wider, so that the panel of a block
 // stays within 16 * max(512, group_size) bytes (8 KiB for group sizes up to 512: L1-resident).

@@ -82,8 +82,21 @@ EDGEATTN_AVX512VNNI inline void PackChunk(const Q8SumsBlock& b, size_t i0, size_
   for (size_t j = 0; j < 16; ++j) _mm512_store_si512(t[j], r[j]);
 }
 
+// The block's scales with outputs in lanes: its 16 rows of up to 16 scales transposed as dwords.
+EDGEATTN_AVX512VNNI inline void PackScales(const Q8SumsBlock& b) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << b.groups) - 1);
+  __m512i r[16];
+  for (size_t k = 0; k < 16; ++k) {
+    const float* row = b.scale + (k < b.outputs ? k : b.outputs - 1) * b.scale_stride;
+    r[k] = _mm512_castps_si512(_mm512_maskz_loadu_ps(mask, row));
+  }
+  Transpose16x16(r);
+  for (size_t j = 0; j < b.groups; ++j) _mm512_store_si512(b.scale_tile + j * kQ8BlockOutputs, r[j]);
+}
+
 template <size_t kRows>
 EDGEATTN_AVX512VNNI void SumsRows(const Q8SumsBlock& b) {
+  if (b.pack) PackScales(b);
   const size_t n = b.groups * b.group_size, dwords_per_group = b.group_size / 4;
   __m512i acc[kRows];
   for (size_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_si512();
