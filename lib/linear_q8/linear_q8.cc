@@ -137,49 +137,44 @@ size_t LinearQ8PartCount(size_t rows, const Q8Matrix& w) noexcept {
   return (w.out_features + per_part - 1) / per_part;
 }
 
-namespace internal {
-Status LinearQ8WithKernel(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
-                          float* y, void* workspace, size_t workspace_size, Q8Kernel kernel) noexcept {
+namespace {
+// The SIMD entry points' one body: checks, then the mode's dispatched driver (kernel < 0: the chooser's pick).
+Status RunLinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, size_t part,
+                   float* y, void* workspace, size_t workspace_size, int kernel) {
   LinearQ8Problem p;
-  const Status status = MakeQ8Problem(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, &p);
+  const Status status = MakeQ8Problem(x, rows, w, bias, act, part, y, workspace, workspace_size, &p);
   if (status != Status::kOk) return status;
-  if (kernel != Q8Kernel::kPortable && (!Q8KernelSupported(kernel) || w.group_size % 4 != 0)) {
-    return Status::kInvalidArgument;
+  if (kernel >= 0) {
+    const auto k = static_cast<internal::Q8Kernel>(kernel);
+    if (k != internal::Q8Kernel::kPortable && (!internal::Q8KernelSupported(k) || w.group_size % 4 != 0)) {
+      return Status::kInvalidArgument;
+    }
+    p.kernel = k;
   }
-  p.kernel = kernel;
   if (act == Q8Activations::kQ8) {
     HWY_DYNAMIC_DISPATCH(LinearQ8Rows)(p);
   } else {
     HWY_DYNAMIC_DISPATCH(LinearQ8F32Rows)(p);
   }
   return Status::kOk;
+}
+}  // namespace
+
+namespace internal {
+Status LinearQ8WithKernel(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
+                          float* y, void* workspace, size_t workspace_size, Q8Kernel kernel) noexcept {
+  return RunLinearQ8(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, static_cast<int>(kernel));
 }
 }  // namespace internal
 
 Status LinearQ8Part(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, size_t part,
                     float* y, void* workspace, size_t workspace_size) noexcept {
-  LinearQ8Problem p;
-  const Status status = MakeQ8Problem(x, rows, w, bias, act, part, y, workspace, workspace_size, &p);
-  if (status != Status::kOk) return status;
-  if (act == Q8Activations::kQ8) {
-    HWY_DYNAMIC_DISPATCH(LinearQ8Rows)(p);
-  } else {
-    HWY_DYNAMIC_DISPATCH(LinearQ8F32Rows)(p);
-  }
-  return Status::kOk;
+  return RunLinearQ8(x, rows, w, bias, act, part, y, workspace, workspace_size, -1);
 }
 
 Status LinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, float* y,
                 void* workspace, size_t workspace_size) noexcept {
-  LinearQ8Problem p;
-  const Status status = MakeQ8Problem(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, &p);
-  if (status != Status::kOk) return status;
-  if (act == Q8Activations::kQ8) {
-    HWY_DYNAMIC_DISPATCH(LinearQ8Rows)(p);
-  } else {
-    HWY_DYNAMIC_DISPATCH(LinearQ8F32Rows)(p);
-  }
-  return Status::kOk;
+  return RunLinearQ8(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, -1);
 }
 
 namespace scalar {

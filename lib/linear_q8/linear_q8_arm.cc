@@ -89,20 +89,7 @@ EDGEATTN_DOTPROD void SumsRows(const Q8SumsBlock& b) {
 }  // namespace
 
 void Q8SumsDotprod(const Q8SumsBlock& b) noexcept {
-  switch (b.rows) {
-    case 1:
-      SumsRows<1>(b);
-      return;
-    case 2:
-      SumsRows<2>(b);
-      return;
-    case 3:
-      SumsRows<3>(b);
-      return;
-    default:
-      SumsRows<4>(b);
-      return;
-  }
+  WithRowCount(b.rows, [&b](auto rows) { SumsRows<decltype(rows)::value>(b); });
 }
 
 }  // namespace internal

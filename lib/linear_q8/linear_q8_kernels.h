@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "edgeattn/linear_q8.h"
 
 namespace edgeattn {
@@ -65,6 +67,22 @@ constexpr size_t Q8BlockGroups(size_t group_size) {
   return group_size >= 512 ? 1 : 512 / group_size < kQ8BlockGroups ? 512 / group_size : kQ8BlockGroups;
 }
 constexpr size_t Q8PanelBytes(size_t group_size) { return kQ8BlockOutputs * (group_size > 512 ? group_size : 512); }
+
+// fn(std::integral_constant<size_t, rows>{}) for the block's 1 .. kQ8BlockRows rows: the instruction kernels keep
+// one accumulator per row in registers, so the row count is a template argument.
+template <class Fn>
+inline void WithRowCount(size_t rows, Fn&& fn) {
+  switch (rows) {
+    case 1:
+      return fn(std::integral_constant<size_t, 1>{});
+    case 2:
+      return fn(std::integral_constant<size_t, 2>{});
+    case 3:
+      return fn(std::integral_constant<size_t, 3>{});
+    default:
+      return fn(std::integral_constant<size_t, 4>{});
+  }
+}
 
 enum class Q8Kernel : int { kPortable = 0, kAvx512Vnni = 1, kAvxVnni = 2, kDotprod = 3 };
 constexpr int kQ8KernelCount = 4;

@@ -31,13 +31,11 @@ namespace edgeattn {
 namespace internal {
 namespace {
 
-// acc += t (u8, lanes = outputs) times the four int8 of x at p broadcast to every lane. The broadcast is
-// vpdpbusd's own memory operand ({1to16}): GCC 12 does not fold _mm512_set1_epi32 of a load into it, and a
-// separate vpbroadcastd per row and dword cost as much as the multiply-adds.
-typedef int32_t UnalignedDword __attribute__((may_alias, aligned(1)));
-EDGEATTN_AVX512VNNI inline __m512i DpbusdBroadcast(__m512i acc, __m512i t, const int8_t* p) {
-  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(t), "m"(*reinterpret_cast<const UnalignedDword*>(p)));
-  return acc;
+// Four int8 of x as one dword broadcast to every lane (any alignment).
+EDGEATTN_AVX512VNNI inline __m512i BroadcastDword(const int8_t* p) {
+  int32_t v;
+  memcpy(&v, p, sizeof(v));
+  return _mm512_set1_epi32(v);
 }
 
 // r[k] (dword j of output k) -> r[j] (dword k of every output j): unpack dwords, then qwords, within 128-bit
@@ -109,7 +107,7 @@ EDGEATTN_AVX512VNNI void SumsRows(const Q8SumsBlock& b) {
     for (size_t j = 0; j < m; ++j) {
       const __m512i tj = _mm512_load_si512(t[j]);
       for (size_t r = 0; r < kRows; ++r) {
-        acc[r] = DpbusdBroadcast(acc[r], tj, b.x + r * b.x_stride + i0 + 4 * j);
+        acc[r] = _mm512_dpbusd_epi32(acc[r], tj, BroadcastDword(b.x + r * b.x_stride + i0 + 4 * j));
       }
       if (--left != 0) continue;
       for (size_t r = 0; r < kRows; ++r) {
@@ -127,20 +125,7 @@ EDGEATTN_AVX512VNNI void SumsRows(const Q8SumsBlock& b) {
 }  // namespace
 
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept {
-  switch (b.rows) {
-    case 1:
-      SumsRows<1>(b);
-      return;
-    case 2:
-      SumsRows<2>(b);
-      return;
-    case 3:
-      SumsRows<3>(b);
-      return;
-    default:
-      SumsRows<4>(b);
-      return;
-  }
+  WithRowCount(b.rows, [&b](auto rows) { SumsRows<decltype(rows)::value>(b); });
 }
 
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept { (void)b; }
