@@ -242,7 +242,8 @@ edgeattn_status edgeattn_q8_quantize(const float* w, size_t out_features, size_t
                                      int8_t* q, float* scale);
 
 /* Bytes of workspace edgeattn_linear_q8 needs for `rows` rows (0 for an invalid matrix; may be 0 for ACT_F32, and
-   then the workspace may be NULL). ACT_Q8: rows * in_features + 8 * rows * groups + 5184 + 16 * max(512, group_size) bytes. */
+   then the workspace may be NULL). ACT_Q8: rows * in_features + 8 * rows * groups + 5184
+   + 16 * max(512, group_size) bytes. */
 size_t edgeattn_linear_q8_workspace_size(size_t rows, const edgeattn_q8_matrix* w, edgeattn_q8_activations act);
 
 /* y[r][o] = bias[o] + sum_i x[r][i] * W[o][i]; x [rows][in_features], bias NULL or [out_features],
