@@ -24,7 +24,9 @@ namespace {
 #if EDGEATTN_Q8_X86
 // AVX512-VNNI with the AVX-512 subsets the kernel uses. The compiler's CPU model (libgcc's, filled once at
 // start-up, OS support for the zmm state included) answers without an instruction: cpuid itself traps to the
-// hypervisor in a VM, about 20 us per call measured here, more than a decode call's int8 work.
+// hypervisor in a VM, about 20 us per call measured here, more than a decode call's int8 work. Called before
+// libgcc's constructor has run (from another static constructor), it answers false: the portable kernel, the
+// same bits.
 bool CpuHasAvx512Vnni() {
   return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl");
