@@ -82,7 +82,8 @@ size_t LinearQ8WorkspaceSize(size_t rows, const Q8Matrix& w, Q8Activations act) 
 //   (|qx * sx - x| <= sx / 2 * (1 + 2^-14) + 2^-126 per element) and the float steps
 //   (gamma(groups + 1) * (sum_g |s_g * scale_g * sx_g| + |bias|), gamma(n) = n u / (1 - n u)).
 // kF32: x used as given (IEEE propagation as LinearTransposed). With W[o][i] = q[o][i] * scale[o][g] taken
-// exactly, while nothing overflows:
+// exactly, while nothing overflows (the paths sum x * q per group, then scale: a group whose sum of |x * q|
+// overflows float gives inf or NaN even where its scale is small or 0):
 //   |y - exact| <= gamma(in_features + groups + 2) * (sum_i |x[r][i] * W[o][i]| + |bias[o]|)
 //                  + (in_features + 2 * groups + 2) * 2^-149,
 //   u = 2^-24 rounding to nearest (2^-23 under a directed mode); the last term is gradual underflow

@@ -106,13 +106,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   const double nu = static_cast<double>(in + ng + 9) * 0x1p-24;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t o = 0; o < out; ++o) {
-      double exact = bias != nullptr ? bias[o] : 0.0, magnitude = std::fabs(exact);
+      double exact = bias != nullptr ? bias[o] : 0.0, magnitude = std::fabs(exact), unscaled = 0.0;
       for (size_t i = 0; i < in; ++i) {
         const double wi = static_cast<double>(q[o * in + i]) * scale[o * ng + i / gs];
         exact += x[r * in + i] * wi;
         magnitude += std::fabs(x[r * in + i] * wi);
+        unscaled += std::fabs(static_cast<double>(x[r * in + i]) * q[o * in + i]);
       }
-      if (!std::isfinite(magnitude) || magnitude > 1e37) continue;
+      // The bound holds while nothing overflows, the groups' sums of x * q before their scale included.
+      if (!std::isfinite(magnitude) || magnitude > 1e37 || unscaled > 1e37) continue;
       for (const auto& y : results) {
         FUZZ_CHECK(std::fabs(y[r * out + o] - exact) <= nu / (1 - nu) * magnitude + (in + 2 * ng + 9) * 0x1p-149,
                    "%s: ACT_F32 [%zu][%zu] = %a, exact %a", target.name(), r, o, y[r * out + o], exact);
