@@ -255,7 +255,8 @@ size_t edgeattn_linear_q8_workspace_size(size_t rows, const edgeattn_q8_matrix* 
      y[r][o] = bias ? acc + bias[o] : acc;
      each step one float operation rounded once (no fused multiply-add). A non-finite x is INVALID_ARGUMENT.
    ACT_F32: x used as given (IEEE propagation as edgeattn_linear_transposed); relative to the dequantized weights
-     taken exactly, |error| <= gamma(in + groups + 9) * (sum_i |x[r][i] W[o][i]| + |b[o]|) + (in + 2 groups + 9)
+     taken exactly, while nothing overflows (each group's sum of x * q before its scale included),
+     |error| <= gamma(in + groups + 9) * (sum_i |x[r][i] W[o][i]| + |b[o]|) + (in + 2 groups + 9)
      * 2^-149 per element, gamma(n) = n u / (1 - n u) ((in + 2 groups + 9) * 2^-126 on SIMD units that flush
      subnormals; see linear_q8.h).
    Errors in the common order: NULL_POINTER, INVALID_SHAPE (rows 0, an invalid matrix, overflowing sizes),
