@@ -11,10 +11,14 @@
 
 #include "lib/linear_q8/linear_q8_kernels.h"
 
-#if defined(__aarch64__) && defined(__GNUC__)
+#if EDGEATTN_Q8_DOTPROD_KERNEL
 #include <arm_neon.h>
 
+#if defined(__ARM_FEATURE_DOTPROD)
+#define EDGEATTN_DOTPROD
+#else
 #define EDGEATTN_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
 
 namespace edgeattn {
 namespace internal {
@@ -122,7 +126,7 @@ void Q8SumsDotprod(const Q8SumsBlock& b) noexcept {
 }  // namespace internal
 }  // namespace edgeattn
 
-#else  // not AArch64
+#else  // no dotprod kernel in this build
 
 namespace edgeattn {
 namespace internal {

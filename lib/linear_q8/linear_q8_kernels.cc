@@ -4,12 +4,8 @@
 
 #include <stddef.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EDGEATTN_Q8_X86 1
-#else
-#define EDGEATTN_Q8_X86 0
-#endif
-#if defined(__aarch64__) && defined(__GNUC__) && defined(__linux__)
+// The dotprod kernel runs where it is compiled and Linux tells the CPU's features (getauxval).
+#if EDGEATTN_Q8_DOTPROD_KERNEL && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #define EDGEATTN_Q8_DOTPROD 1
@@ -21,7 +17,7 @@ namespace edgeattn {
 namespace internal {
 namespace {
 
-#if EDGEATTN_Q8_X86
+#if EDGEATTN_Q8_X86_KERNELS
 // AVX512-VNNI with the AVX-512 subsets the kernel uses. The compiler's CPU model (libgcc's, filled once at
 // start-up, OS support for the zmm state included) answers without an instruction: cpuid itself traps to the
 // hypervisor in a VM, about 20 us per call measured here, more than a decode call's int8 work. Called before
@@ -54,7 +50,7 @@ bool Q8KernelSupported(Q8Kernel kernel) noexcept {
     case Q8Kernel::kPortable:
       return true;
     case Q8Kernel::kAvx512Vnni:
-#if EDGEATTN_Q8_X86
+#if EDGEATTN_Q8_X86_KERNELS
       return CpuHasAvx512Vnni();
 #else
       return false;

@@ -17,6 +17,20 @@
 
 #include "edgeattn/linear_q8.h"
 
+// Where the instruction kernels are compiled, derived once. x86-64: GCC and clang both compile AVX512-VNNI code
+// per function (a target attribute). AArch64: GCC compiles dotprod per function; clang 14's arm_neon.h declares
+// vdotq_s32 only when the build's flags enable dotprod (-march=armv8.2-a+dotprod or later).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EDGEATTN_Q8_X86_KERNELS 1
+#else
+#define EDGEATTN_Q8_X86_KERNELS 0
+#endif
+#if defined(__aarch64__) && (defined(__ARM_FEATURE_DOTPROD) || (defined(__GNUC__) && !defined(__clang__)))
+#define EDGEATTN_Q8_DOTPROD_KERNEL 1
+#else
+#define EDGEATTN_Q8_DOTPROD_KERNEL 0
+#endif
+
 namespace edgeattn {
 namespace internal {
 
