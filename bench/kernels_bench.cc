@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench/bench_util.h"
+#include "bench/linear_q8_bench.h"
 #include "bench/norm_bench.h"
 #include "edgeattn/edgeattn.hpp"
 
@@ -282,6 +283,7 @@ int main(int argc, char** argv) {
     edgeattn_bench::RegisterActivation();
     edgeattn_bench::RegisterKvCache();
     edgeattn_bench::RegisterNarrowHeads();
+    edgeattn_bench::RegisterLinearQ8();
     edgeattn_bench::RegisterEigen();
     edgeattn_bench::RegisterOpenBlas();
     edgeattn_bench::RegisterOneDnn();

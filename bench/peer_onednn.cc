@@ -2,8 +2,11 @@
 // primitives: matmul for S = Q Kᵀ with the scale as an output scale, the causal mask written as -inf over the
 // full S, the softmax primitive in place, matmul for O = P V. Primitives are created once, outside the timing.
 #include "bench/bench_util.h"
+#include "bench/linear_q8_bench.h"
 
 #if EDGEATTN_BENCH_HAVE_ONEDNN
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -78,7 +81,83 @@ void Softmax(benchmark::State& state, size_t n) {
   TimeIfRight(state, SoftmaxError(in, out.data()), kSoftmaxTolerance, run, 0, 0, static_cast<double>(n));
 }
 
+// ---- linear_q8's peer: oneDNN's int8 matmul, s8 activations x s8 weights -> f32 with the bias, weights quantised
+// per output channel (symmetric, max / 127) and stored in the primitive's own layout (reordered once, outside the
+// timing), x quantised per tensor by a oneDNN reorder inside the timing (its scale, max|x| / 127, computed once:
+// x does not change). Cold calls rotate through weight copies filling 256 MiB, as edgeattn's do.
+struct OneDnnQ8Weights {
+  std::vector<memory> weights;             // one per copy, in the primitive's layout
+  std::vector<std::vector<float>> scales;  // per copy: w_scale[o] * x_scale (the output scales)
+  std::vector<Floats> biases;              // per copy: b[o] / scales[o] (oneDNN v2 adds the bias before scaling)
+};
+
+void LinearQ8(benchmark::State& state, const Q8Shape& s) {
+  const Q8Inputs& in = Q8Inputs::Get(s);
+  const size_t n = s.out * s.in;
+  const size_t copies = s.cold ? std::max<size_t>(2, (size_t{256} << 20) / n) : 1;
+  float x_max = 0.0f;
+  for (float v : in.x) x_max = std::max(x_max, std::fabs(v));
+  const float x_scale = x_max / 127.0f;
+  const memory::desc src_md(Dims(s.rows, s.in), dt::s8, tag::ab), wei_any(Dims(s.in, s.out), dt::s8, tag::any),
+      bias_md(Dims(1, s.out), dt::f32, tag::ab), dst_md(Dims(s.rows, s.out), dt::f32, tag::ab);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(1 << 1, {DNNL_RUNTIME_F32_VAL});
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_any, bias_md, dst_md), attr, Engine());
+  const dnnl::matmul mm(pd);
+  dnnl::stream stream(Engine());
+  OneDnnQ8Weights w;
+  std::vector<int8_t> q(n);
+  for (size_t c = 0; c < copies; ++c) {
+    // Copy c holds the values of edgeattn's copy c (the same seeds as Q8Inputs).
+    const Floats wc = Random(n, -0.1f, 0.1f, 903 + static_cast<uint32_t>(c));
+    std::vector<float> sc(s.out);
+    for (size_t o = 0; o < s.out; ++o) {
+      float m = 0.0f;
+      for (size_t i = 0; i < s.in; ++i) m = std::max(m, std::fabs(wc[o * s.in + i]));
+      const float ws = m / 127.0f;
+      for (size_t i = 0; i < s.in; ++i) q[o * s.in + i] = static_cast<int8_t>(std::nearbyint(wc[o * s.in + i] / ws));
+      sc[o] = ws * x_scale;
+    }
+    memory user(memory::desc(Dims(s.in, s.out), dt::s8, tag::ba), Engine(), q.data());
+    memory packed(pd.weights_desc(), Engine());
+    dnnl::reorder(user, packed).execute(stream, user, packed);
+    stream.wait();
+    Floats bc(s.out);
+    for (size_t o = 0; o < s.out; ++o) bc[o] = in.b[o] / sc[o];
+    w.weights.push_back(packed);
+    w.scales.push_back(std::move(sc));
+    w.biases.push_back(std::move(bc));
+  }
+  std::vector<int8_t> qx(s.rows * s.in);
+  Floats y(s.rows * s.out);
+  memory x_f32 = Wrap(s.rows, s.in, in.x.data()), x_s8(src_md, Engine(), qx.data()),
+         dst = Wrap(s.rows, s.out, y.data());
+  dnnl::primitive_attr quantize_attr;
+  quantize_attr.set_output_scales(0, {1.0f / x_scale});
+  const dnnl::reorder quantize(dnnl::reorder::primitive_desc(x_f32, x_s8, quantize_attr));
+  auto call = [&](size_t copy) {
+    memory scales(memory::desc({static_cast<memory::dim>(s.out)}, dt::f32, tag::a), Engine(), w.scales[copy].data());
+    memory bias = Wrap(1, s.out, w.biases[copy].data());
+    quantize.execute(stream, x_f32, x_s8);
+    mm.execute(stream, {{DNNL_ARG_SRC, x_s8},
+                        {DNNL_ARG_WEIGHTS, w.weights[copy]},
+                        {DNNL_ARG_BIAS, bias},
+                        {DNNL_ARG_DST, dst},
+                        {DNNL_ARG_ATTR_OUTPUT_SCALES, scales}});
+    stream.wait();
+  };
+  call(0);
+  TimeIfRight(
+      state, MaxRelativeRowError(y.data(), in.reference, s.rows, s.out), 2e-2, [&] { call(Q8NextTurn() % copies); },
+      2.0 * static_cast<double>(s.rows * n), static_cast<double>(n), 0);
+}
+
 }  // namespace
+
+void RegisterLinearQ8OneDnn(const std::string& name, const Q8Shape& shape) {
+  if (name.find("/q8/") == std::string::npos) return;  // one int8 peer row per shape, on the ACT_Q8 case
+  Register(name, "onednn", [shape](benchmark::State& st) { LinearQ8(st, shape); });
+}
 
 void RegisterOneDnn() {
   for (const AttentionShape& shape : AttentionShapes()) {
@@ -93,5 +172,6 @@ void RegisterOneDnn() {
 #else
 namespace edgeattn_bench {
 void RegisterOneDnn() {}
+void RegisterLinearQ8OneDnn(const std::string&, const Q8Shape&) {}
 }  // namespace edgeattn_bench
 #endif

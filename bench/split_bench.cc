@@ -8,6 +8,7 @@
 //     of the suite's attention cases);
 //   split/decode/<f32|f16>/n=<n>,d=128,<hot|cold>: one query per head, 4 query heads over 1 KV head, against a
 //     KV cache of n in {4096, 16384} positions; cold calls rotate through copies of the cache filling 256 MiB.
+//   split/linear_q8/q8/rows=64,in=1024,out=1024: int8 weights (issue 30), the parts of edgeattn_linear_q8.
 // And split/wakeup/round_trip: waking the worker and meeting it at the barrier with no part to run, the
 // application's cost of each split call, reported on its own (the ratio above includes it once per call); and
 // split/limit/fma, split/limit/read_dram: what the second thread adds to pure FMA work and to pure DRAM reads
@@ -35,6 +36,7 @@
 #endif
 
 #include "bench/bench_util.h"
+#include "bench/linear_q8_bench.h"
 #include "edgeattn/edgeattn.h"
 
 namespace edgeattn_bench {
@@ -447,6 +449,51 @@ void WakeUp(benchmark::State& state) {
   for (auto _ : state) Runner::Get().Run(job, 0);
 }
 
+// ---- linear_q8 (issue 30): the int8 weights' parts (blocks of output features, each part quantising x in its
+// own workspace) against the single call, ACT_Q8, on linear_q8_bench.cc's inputs.
+
+struct LinearQ8Ctx {
+  const float* x;
+  size_t rows;
+  edgeattn_q8_matrix w;
+  const float* bias;
+  float* y;
+};
+
+edgeattn_status LinearQ8Part(const void* ctx, size_t part, void* ws, size_t ws_size) {
+  const auto& c = *static_cast<const LinearQ8Ctx*>(ctx);
+  return edgeattn_linear_q8_part(c.x, c.rows, &c.w, c.bias, EDGEATTN_Q8_ACT_Q8, part, c.y, ws, ws_size);
+}
+
+void LinearQ8Split(benchmark::State& state, bool split, const Q8Shape& shape) {
+  const Q8Inputs& in = Q8Inputs::Get(shape);
+  const edgeattn_q8_matrix w = in.Matrix(0);
+  const size_t ws_size = edgeattn_linear_q8_workspace_size(shape.rows, &w, EDGEATTN_Q8_ACT_Q8);
+  std::vector<unsigned char, CacheAligned<unsigned char>> ws(ws_size);
+  Floats y(shape.rows * shape.out), single(shape.rows * shape.out);
+  if (!Ok(state, edgeattn_linear_q8(in.x.data(), shape.rows, &w, in.b.data(), EDGEATTN_Q8_ACT_Q8, single.data(),
+                                    ws.data(), ws.size())))
+    return;
+  LinearQ8Ctx ctx{in.x.data(), shape.rows, w, in.b.data(), y.data()};
+  SplitJob job;
+  job.count = edgeattn_linear_q8_part_count(shape.rows, &w);
+  job.part = LinearQ8Part;
+  job.ctx = &ctx;
+  auto run = [&]() -> edgeattn_status {
+    if (!split) {
+      return edgeattn_linear_q8(in.x.data(), shape.rows, &w, in.b.data(), EDGEATTN_Q8_ACT_Q8, y.data(), ws.data(),
+                                ws.size());
+    }
+    job.status.store(EDGEATTN_OK, std::memory_order_relaxed);
+    Runner::Get().Run(job, ws_size);
+    return static_cast<edgeattn_status>(job.status.load(std::memory_order_relaxed));
+  };
+  if (!Ok(state, run()) || !SameBits(state, y.data(), single.data(), y.size())) return;
+  const size_t n = shape.in * shape.out;
+  TimeIfRight(state, MaxRelativeRowError(y.data(), in.reference, shape.rows, shape.out), 2e-2, run,
+              2.0 * static_cast<double>(shape.rows * n), 0, 0);
+}
+
 }  // namespace
 
 void RegisterSplit() {
@@ -475,6 +522,10 @@ void RegisterSplit() {
   Register("split/limit/read_dram", "single", [](benchmark::State& s) { ReadLimit(s, false); });
   Register("split/limit/read_dram", "simd", [](benchmark::State& s) { ReadLimit(s, true); });
   Register("split/wakeup", "round_trip", WakeUp);
+  const Q8Shape q8{64, 1024, 1024, false};
+  const std::string q8_name = "split/linear_q8/q8/rows=64,in=1024,out=1024";
+  Register(q8_name, "single", [=](benchmark::State& s) { LinearQ8Split(s, false, q8); });
+  Register(q8_name, "simd", [=](benchmark::State& s) { LinearQ8Split(s, true, q8); });
 }
 
 }  // namespace edgeattn_bench

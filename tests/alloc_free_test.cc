@@ -200,8 +200,23 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
   std::vector<unsigned char> split_ws(edgeattn_attention_workspace_size(&split_desc));
   std::vector<unsigned char> split_shared(edgeattn_attention_shared_size(&split_desc));
 
+  // int8 weights (linear_q8): a 24 x 64 matrix in groups of 32, quantised before the measured calls.
+  std::vector<float> q8_w(24 * 64, 0.25f), q8_x(9 * 64, 0.5f), q8_y(9 * 24);
+  std::vector<int8_t> q8_q(24 * 64);
+  std::vector<float> q8_scale(24 * 2);
+  const edgeattn::Q8Matrix q8m{q8_q.data(), q8_scale.data(), 24, 64, 32};
+  const edgeattn_q8_matrix q8c = {q8_q.data(), q8_scale.data(), 24, 64, 32};
+  std::vector<unsigned char> q8_ws(edgeattn::LinearQ8WorkspaceSize(9, q8m, edgeattn::Q8Activations::kQ8));
+
   const long calls = AllocationsDuring([&] {
     const Api& p = api();
+    (void)(scalar ? edgeattn::scalar::Q8Quantize(q8_w.data(), 24, 64, 32, q8_q.data(), q8_scale.data())
+                  : edgeattn::Q8Quantize(q8_w.data(), 24, 64, 32, q8_q.data(), q8_scale.data()));
+    for (edgeattn::Q8Activations act : {edgeattn::Q8Activations::kQ8, edgeattn::Q8Activations::kF32}) {
+      (void)(scalar ? edgeattn::scalar::LinearQ8(q8_x.data(), 9, q8m, nullptr, act, q8_y.data(), q8_ws.data(),
+                                                 q8_ws.size())
+                    : edgeattn::LinearQ8(q8_x.data(), 9, q8m, nullptr, act, q8_y.data(), q8_ws.data(), q8_ws.size()));
+    }
     for (size_t n : {0, 1, 5, 16, 17, 257}) {
       (void)p.dot(a.data(), b.data(), n, &result);
       (void)p.exp(a.data(), out.data(), n);
@@ -288,6 +303,17 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
       }
       (void)edgeattn_attention_cached_shared_size(&ckv_desc, &ckv);
       (void)edgeattn_attention_cached_finish(&ckv_desc, &ckv, nullptr, 0, o.data());
+      (void)edgeattn_q8_quantize(q8_w.data(), 24, 64, 32, q8_q.data(), q8_scale.data());
+      (void)edgeattn_linear_q8_workspace_size(9, &q8c, EDGEATTN_Q8_ACT_Q8);
+      (void)edgeattn_linear_q8(q8_x.data(), 9, &q8c, nullptr, EDGEATTN_Q8_ACT_Q8, q8_y.data(), q8_ws.data(),
+                               q8_ws.size());
+      for (size_t part = 0; part < edgeattn_linear_q8_part_count(9, &q8c); ++part) {
+        (void)edgeattn_linear_q8_part(q8_x.data(), 9, &q8c, nullptr, EDGEATTN_Q8_ACT_F32, part, q8_y.data(), nullptr,
+                                      0);
+      }
+      for (size_t part = 0; part < edgeattn_linear_transposed_part_count(9, 16, 24); ++part) {
+        (void)edgeattn_linear_transposed_part(x.data(), 9, 16, weight.data(), nullptr, 24, part, y.data());
+      }
     }
   });
   EXPECT_EQ(calls, 0) << "a kernel call allocated or freed memory on " << TargetName(GetParam());

@@ -23,6 +23,7 @@
 #define EDGEATTN_EDGEATTN_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -205,6 +206,74 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features,
                                            const float* weight /* [out][in] */, const float* bias /* NULL or [out] */,
                                            size_t out_features, float* y /* [rows][out] */);
+
+/* The work split of edgeattn_linear_transposed for the application's threads (linear.h): parts are blocks of
+   output features (multiples of 16, at least 64 each, at most 16 parts), counted from the shape only (0 for
+   invalid arguments); part p writes y[r][o] for its outputs and every row, in any order, on any thread; all parts
+   together write exactly the bits of edgeattn_linear_transposed. A bad part index is INVALID_ARGUMENT (after the
+   errors of edgeattn_linear_transposed). */
+size_t edgeattn_linear_transposed_part_count(size_t rows, size_t in_features, size_t out_features);
+edgeattn_status edgeattn_linear_transposed_part(const float* x, size_t rows, size_t in_features, const float* weight,
+                                                const float* bias, size_t out_features, size_t part, float* y);
+
+/* ---- Int8 weights in the llama2.c (runq.c) / ggml Q8_0 scheme (linear_q8.h has the full contracts). */
+
+/* W [out_features][in_features] (PyTorch / llama2.c layout), W[o][i] = q[o][i] * scale[o][i / group_size]. */
+typedef struct edgeattn_q8_matrix {
+  const int8_t* q;     /* [out_features][in_features]; used as given (the quantizer writes -127..127) */
+  const float* scale;  /* [out_features][in_features / group_size]; used as given (IEEE rules for NaN/inf) */
+  size_t out_features; /* >= 1 */
+  size_t in_features;  /* >= 1 */
+  size_t group_size;   /* >= 1 and divides in_features (llama2.c and ggml files use 32 or 64); for
+                          edgeattn_linear_q8 also <= 65536 (the int32 sums) and in_features / group_size <= 2^27 */
+} edgeattn_q8_matrix;
+
+typedef enum edgeattn_q8_activations {
+  EDGEATTN_Q8_ACT_F32 = 0, /* x stays float: each output is a float dot product of x with the dequantized row */
+  EDGEATTN_Q8_ACT_Q8 = 1   /* x quantized per group as below, exact int32 dot per group (runq.c, ggml q8_0) */
+} edgeattn_q8_activations;
+
+/* w [out_features][in_features] -> q, scale with the KV cache's Q8 rule applied per group of group_size inputs:
+   scale = max|w_g| / 127 (a float division; 0 for an all-zero group), q = w / scale (a float division) rounded to
+   nearest, ties to even, clamped to [-127, 127] (0 where scale is 0). Errors: NULL_POINTER; INVALID_SHAPE (a zero
+   size, group_size not dividing in_features, byte counts overflowing size_t); INVALID_ARGUMENT (a non-finite w);
+   OVERLAP (q or scale overlapping w or each other). */
+edgeattn_status edgeattn_q8_quantize(const float* w, size_t out_features, size_t in_features, size_t group_size,
+                                     int8_t* q, float* scale);
+
+/* Bytes of workspace edgeattn_linear_q8 needs for `rows` rows (0 for an invalid matrix; may be 0 for ACT_F32, and
+   then the workspace may be NULL). ACT_Q8: rows * in_features + 8 * rows * groups + 5184
+   + 16 * max(512, group_size) bytes. */
+size_t edgeattn_linear_q8_workspace_size(size_t rows, const edgeattn_q8_matrix* w, edgeattn_q8_activations act);
+
+/* y[r][o] = bias[o] + sum_i x[r][i] * W[o][i]; x [rows][in_features], bias NULL or [out_features],
+   y [rows][out_features].
+   ACT_Q8, exactly, on every target and path (the same bits everywhere, in the caller's rounding mode):
+     per row r and group g, x's group is quantized by the rule of edgeattn_q8_quantize -> qx, sx[r][g];
+     s_g = sum over the group of qx[i] * q[o][i], exact in int32;
+     acc = 0.0f; for g = 0, 1, ...: acc = acc + ((float)s_g * scale[o][g]) * sx[r][g];
+     y[r][o] = bias ? acc + bias[o] : acc;
+     each step one float operation rounded once (no fused multiply-add). A non-finite x is INVALID_ARGUMENT.
+   ACT_F32: x used as given (IEEE propagation as edgeattn_linear_transposed); relative to the dequantized weights
+     taken exactly, while nothing overflows (each group's sum of x * q before its scale included),
+     |error| <= gamma(in + groups + 9) * (sum_i |x[r][i] W[o][i]| + |b[o]|) + (in + 2 groups + 9)
+     * 2^-149 per element, gamma(n) = n u / (1 - n u) ((in + 2 groups + 9) * 2^-126 on SIMD units that flush
+     subnormals; see linear_q8.h).
+   Errors in the common order: NULL_POINTER, INVALID_SHAPE (rows 0, an invalid matrix, overflowing sizes),
+   INVALID_ARGUMENT (unknown act; a non-finite x with ACT_Q8), WORKSPACE_TOO_SMALL, OVERLAP (y overlapping x, q,
+   scale, bias or the workspace). Nothing written on error. */
+edgeattn_status edgeattn_linear_q8(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
+                                   edgeattn_q8_activations act, float* y, void* workspace, size_t workspace_size);
+
+/* The work split for the application's threads (as for attention): parts are blocks of output features, counted
+   from the shape only (0 for invalid arguments); part p writes y[r][o] for its outputs and every row, in any order,
+   on any thread, each part with its own workspace of edgeattn_linear_q8_workspace_size bytes; all parts together
+   write exactly the bits of edgeattn_linear_q8. Parts are multiples of 16 outputs, at least 512 each (every part
+   quantizes all of x), at most 16. A bad part index is INVALID_ARGUMENT. */
+size_t edgeattn_linear_q8_part_count(size_t rows, const edgeattn_q8_matrix* w);
+edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
+                                        edgeattn_q8_activations act, size_t part, float* y,
+                                        void* workspace, size_t workspace_size);
 
 /* ---- Elementwise activations (activation.h has the full contracts). For these three functions n = 0 is valid
    and the arrays may then be NULL (an unknown act is still EDGEATTN_ERROR_INVALID_ARGUMENT); n * sizeof(float)

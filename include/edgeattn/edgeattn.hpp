@@ -8,6 +8,7 @@
 #include "edgeattn/exp.h"
 #include "edgeattn/kv_cache.h"
 #include "edgeattn/linear.h"
+#include "edgeattn/linear_q8.h"
 #include "edgeattn/norm.h"
 #include "edgeattn/positional_encoding.h"
 #include "edgeattn/rope.h"

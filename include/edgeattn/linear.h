@@ -31,6 +31,22 @@ namespace edgeattn {
 [[nodiscard]] Status LinearTransposed(const float* x, size_t rows, size_t in_features, const float* weight,
                                       const float* bias, size_t out_features, float* y) noexcept;
 
+// The work split for the application's threads: parts are blocks of output features (multiples of 16, at least
+// 64 outputs each, at most 16 parts), counted from the shape only (0 for invalid arguments). Part p writes
+// y[r][o] for its outputs and every row, in any order, on any thread; all parts together write exactly the bits
+// of LinearTransposed. Errors: LinearTransposed's, in its order, then kInvalidArgument for part >= the count.
+size_t LinearTransposedPartCount(size_t rows, size_t in_features, size_t out_features) noexcept;
+[[nodiscard]] Status LinearTransposedPart(const float* x, size_t rows, size_t in_features, const float* weight,
+                                          const float* bias, size_t out_features, size_t part, float* y) noexcept;
+
+namespace internal {
+// Outputs per part of a split of `out` outputs: a multiple of 16, at least min_outputs, so at most 16 parts.
+constexpr size_t OutputPartSize(size_t out, size_t min_outputs) {
+  const size_t sixteenth = (out / 16 + (out % 16 != 0 ? 1 : 0) + 15) / 16 * 16;
+  return sixteenth < min_outputs ? min_outputs : sixteenth;
+}
+}  // namespace internal
+
 namespace scalar {
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;

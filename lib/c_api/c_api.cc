@@ -38,6 +38,10 @@ static_assert(static_cast<int>(edgeattn::Activation::kGeluErf) == EDGEATTN_ACT_G
                   static_cast<int>(edgeattn::Activation::kRelu) == EDGEATTN_ACT_RELU,
               "activation values must match");
 
+static_assert(static_cast<int>(edgeattn::Q8Activations::kF32) == EDGEATTN_Q8_ACT_F32 &&
+                  static_cast<int>(edgeattn::Q8Activations::kQ8) == EDGEATTN_Q8_ACT_Q8,
+              "Q8 activation modes must match");
+
 edgeattn_status ToC(Status status) { return static_cast<edgeattn_status>(status); }
 
 // A C caller may store any int in a C enum; in C++ reading an out-of-range value as the enum type is undefined
@@ -82,6 +86,20 @@ edgeattn::KvCacheDesc FromC(const edgeattn_kv_cache_desc& c) {
   desc.capacity = c.capacity;
   desc.window = c.window;
   return desc;
+}
+
+edgeattn::Q8Matrix FromC(const edgeattn_q8_matrix& c) {
+  edgeattn::Q8Matrix w;
+  w.q = c.q;
+  w.scale = c.scale;
+  w.out_features = c.out_features;
+  w.in_features = c.in_features;
+  w.group_size = c.group_size;
+  return w;
+}
+
+edgeattn::Q8Activations FromC(const edgeattn_q8_activations& act) {
+  return static_cast<edgeattn::Q8Activations>(RawValue(act));
 }
 
 // A C++ view of a C cache (the struct holds the whole state: the view is rebuilt on every call).
@@ -187,6 +205,41 @@ edgeattn_status edgeattn_rope_with_table(const edgeattn_rope_desc* desc, const e
 edgeattn_status edgeattn_linear_transposed(const float* x, size_t rows, size_t in_features, const float* weight,
                                            const float* bias, size_t out_features, float* y) {
   return ToC(edgeattn::LinearTransposed(x, rows, in_features, weight, bias, out_features, y));
+}
+
+size_t edgeattn_linear_transposed_part_count(size_t rows, size_t in_features, size_t out_features) {
+  return edgeattn::LinearTransposedPartCount(rows, in_features, out_features);
+}
+
+edgeattn_status edgeattn_linear_transposed_part(const float* x, size_t rows, size_t in_features, const float* weight,
+                                                const float* bias, size_t out_features, size_t part, float* y) {
+  return ToC(edgeattn::LinearTransposedPart(x, rows, in_features, weight, bias, out_features, part, y));
+}
+
+edgeattn_status edgeattn_q8_quantize(const float* w, size_t out_features, size_t in_features, size_t group_size,
+                                     int8_t* q, float* scale) {
+  return ToC(edgeattn::Q8Quantize(w, out_features, in_features, group_size, q, scale));
+}
+
+size_t edgeattn_linear_q8_workspace_size(size_t rows, const edgeattn_q8_matrix* w, edgeattn_q8_activations act) {
+  return w == NULL ? 0 : edgeattn::LinearQ8WorkspaceSize(rows, FromC(*w), FromC(act));
+}
+
+edgeattn_status edgeattn_linear_q8(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
+                                   edgeattn_q8_activations act, float* y, void* workspace, size_t workspace_size) {
+  if (w == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::LinearQ8(x, rows, FromC(*w), bias, FromC(act), y, workspace, workspace_size));
+}
+
+size_t edgeattn_linear_q8_part_count(size_t rows, const edgeattn_q8_matrix* w) {
+  return w == NULL ? 0 : edgeattn::LinearQ8PartCount(rows, FromC(*w));
+}
+
+edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
+                                        edgeattn_q8_activations act, size_t part, float* y, void* workspace,
+                                        size_t workspace_size) {
+  if (w == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::LinearQ8Part(x, rows, FromC(*w), bias, FromC(act), part, y, workspace, workspace_size));
 }
 
 edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {

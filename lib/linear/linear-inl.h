@@ -241,14 +241,17 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
   sums[3] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a3, b3)));
 }
 
-// y = x W^T + bias. Outputs go four at a time; the last group repeats its last row of W (and discards those
-// sums), so every group runs the same sixteen-chain kernel. Rows go four at a time, the rest one at a time.
+// y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Outputs go four at
+// a time; the last group repeats its last row of W (and discards those sums), so every group runs the same
+// sixteen-chain kernel. Rows go four at a time, the rest one at a time. Each output's sums depend only on its
+// own row of W and the row of x, never on which outputs share its group: a part writes the single call's bits.
 inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
-                                 const float* HWY_RESTRICT bias, size_t out, float* HWY_RESTRICT y) {
+                                 const float* HWY_RESTRICT bias, size_t out, size_t o_begin, size_t o_end,
+                                 float* HWY_RESTRICT y) {
   const hn::ScalableTag<float> d;
   const size_t block_rows = rows / 4 * 4;
-  for (size_t o = 0; o < out; o += 4) {
-    const size_t count = out - o < 4 ? out - o : 4;
+  for (size_t o = o_begin; o < o_end; o += 4) {
+    const size_t count = o_end - o < 4 ? o_end - o : 4;
     const float* w0 = w + o * in;
     const float* w1 = w + (o + (count > 1 ? 1 : 0)) * in;
     const float* w2 = w + (o + (count > 2 ? 2 : 0)) * in;

@@ -33,6 +33,10 @@ Status CheckLinear(const float* x, size_t rows, size_t in, const float* w, const
   return Status::kOk;
 }
 
+// Float parts repeat no setup (linear_q8's parts each quantise x): 64 outputs per part are enough to pay for
+// handing a part to a thread.
+constexpr size_t kLinearPartMinOutputs = 64;
+
 }  // namespace
 
 HWY_EXPORT(LinearRows);
@@ -49,7 +53,32 @@ Status LinearTransposed(const float* x, size_t rows, size_t in_features, const f
                         size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, y);
+    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, 0, out_features, y);
+  }
+  return status;
+}
+
+size_t LinearTransposedPartCount(size_t rows, size_t in_features, size_t out_features) noexcept {
+  size_t bytes = 0;
+  if (rows == 0 || in_features == 0 || out_features == 0 || !internal::FloatBytes(rows, in_features, 1, &bytes) ||
+      !internal::FloatBytes(in_features, out_features, 1, &bytes) ||
+      !internal::FloatBytes(rows, out_features, 1, &bytes)) {
+    return 0;
+  }
+  const size_t per_part = internal::OutputPartSize(out_features, kLinearPartMinOutputs);
+  return (out_features + per_part - 1) / per_part;
+}
+
+Status LinearTransposedPart(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
+                            size_t out_features, size_t part, float* y) noexcept {
+  Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk && part >= LinearTransposedPartCount(rows, in_features, out_features)) {
+    status = Status::kInvalidArgument;
+  }
+  if (status == Status::kOk) {
+    const size_t per_part = internal::OutputPartSize(out_features, kLinearPartMinOutputs);
+    const size_t first = part * per_part, end = out_features - first < per_part ? out_features : first + per_part;
+    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, first, end, y);
   }
   return status;
 }

@@ -293,6 +293,60 @@ static void check_linear_transposed(void) {
   CHECK(all_equal(&y[0][0], 4, 7.0f));
 }
 
+static void check_linear_q8(void) {
+  /* W[o][i] = q[o][i] * scale[o][i / 4]: every product and sum below is exact. */
+  const int8_t q[2][4] = {{1, 2, 3, 4}, {-1, 0, 1, 0}};
+  const float scale[2] = {0.5f, 2.0f};
+  const float w_float[2][4] = {{1.0f, -1.0f, 0.0f, 0.25f}, {0, 0, 0, 0}};
+  edgeattn_q8_matrix m;
+  float x[4] = {127.0f, 0.0f, 0.0f, 0.0f}, ones[4] = {1, 1, 1, 1}, y[2] = {7, 7};
+  static unsigned char ws[16384];
+  int8_t wq[8];
+  float wscale[2];
+  size_t ws_size, parts, p;
+  m.q = &q[0][0];
+  m.scale = scale;
+  m.out_features = 2;
+  m.in_features = 4;
+  m.group_size = 4;
+  ws_size = edgeattn_linear_q8_workspace_size(1, &m, EDGEATTN_Q8_ACT_Q8);
+  CHECK(ws_size > 0 && ws_size <= sizeof(ws));
+  CHECK(edgeattn_linear_q8_workspace_size(1, &m, EDGEATTN_Q8_ACT_F32) == 0);
+  CHECK_STATUS(edgeattn_linear_q8(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size), EDGEATTN_OK);
+  CHECK(y[0] == 63.5f && y[1] == -254.0f);
+  CHECK_STATUS(edgeattn_linear_q8(ones, 1, &m, scale, EDGEATTN_Q8_ACT_F32, y, NULL, 0), EDGEATTN_OK);
+  CHECK(y[0] == 5.5f && y[1] == 2.0f);
+  parts = edgeattn_linear_q8_part_count(1, &m);
+  CHECK(parts == 1);
+  y[0] = y[1] = 7.0f;
+  for (p = 0; p < parts; ++p) {
+    CHECK_STATUS(edgeattn_linear_q8_part(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, p, y, ws, ws_size), EDGEATTN_OK);
+  }
+  CHECK(y[0] == 63.5f && y[1] == -254.0f);
+  y[0] = y[1] = 7.0f;
+  CHECK_STATUS(edgeattn_linear_q8(x, 1, NULL, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size), EDGEATTN_ERROR_NULL_POINTER);
+  CHECK_STATUS(edgeattn_linear_q8(x, 0, &m, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size), EDGEATTN_ERROR_INVALID_SHAPE);
+  CHECK_STATUS(edgeattn_linear_q8(x, 1, &m, NULL, (edgeattn_q8_activations)7, y, ws, ws_size),
+               EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_linear_q8(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size - 1),
+               EDGEATTN_ERROR_WORKSPACE_TOO_SMALL);
+  CHECK_STATUS(edgeattn_linear_q8(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, x + 1, ws, ws_size), EDGEATTN_ERROR_OVERLAP);
+  CHECK_STATUS(edgeattn_linear_q8_part(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, 1, y, ws, ws_size),
+               EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK(all_equal(y, 2, 7.0f));
+  /* The quantiser: max|w| / 127 per group; an all-zero group has scale 0 and q 0. */
+  CHECK_STATUS(edgeattn_q8_quantize(&w_float[0][0], 2, 4, 4, wq, wscale), EDGEATTN_OK);
+  CHECK(wscale[0] == 1.0f / 127.0f && wscale[1] == 0.0f);
+  CHECK(wq[0] == 127 && wq[1] == -127 && wq[2] == 0 && wq[4] == 0 && wq[7] == 0);
+  CHECK_STATUS(edgeattn_q8_quantize(&w_float[0][0], 2, 4, 3, wq, wscale), EDGEATTN_ERROR_INVALID_SHAPE);
+  /* The float weights' split. */
+  CHECK(edgeattn_linear_transposed_part_count(1, 4, 2) == 1);
+  CHECK_STATUS(edgeattn_linear_transposed_part(ones, 1, 4, &w_float[0][0], NULL, 2, 0, y), EDGEATTN_OK);
+  CHECK(y[0] == 0.25f && y[1] == 0.0f);
+  CHECK_STATUS(edgeattn_linear_transposed_part(ones, 1, 4, &w_float[0][0], NULL, 2, 1, y),
+               EDGEATTN_ERROR_INVALID_ARGUMENT);
+}
+
 static void check_attention_seeds(void) {
   float q[4][3], k[4][3], v[4][3], out[4][3], weights[4][4], out8[4][8], q2[3][4], k2[3][4], v2[3][4], out2[3][4];
   unsigned char workspace[512];
@@ -587,6 +641,7 @@ int main(void) {
   check_rope();
   check_rope_table();
   check_linear_transposed();
+  check_linear_q8();
   check_attention_seeds();
   check_attention_masks_and_heads();
   check_attention_errors();

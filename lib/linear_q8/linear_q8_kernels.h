@@ -1,0 +1,125 @@
+// linear_q8's int8 group-sum kernels: the one piece a backend replaces. Every kernel computes the same exact
+// int32 sums, so the variant never changes a bit of the output; the float steps (linear_q8-inl.h) are shared.
+//   kPortable    Highway int16 multiply-add (PromoteTo + ReorderWidenMulAccumulate) on the dispatched target
+//   kAvx512Vnni  x86 AVX512-VNNI vpdpbusd, 16 outputs per instruction (linear_q8_x86.cc)
+//   kAvxVnni     x86 AVX-VNNI vpdpbusd on 256 bits, 8 outputs per instruction (linear_q8_x86.cc)
+//   kDotprod     AArch64 dotprod sdot, 4 outputs per instruction (linear_q8_arm.cc)
+// The instruction kernels need group_size % 4 == 0 (they take inputs four at a time); other group sizes run
+// kPortable. The Cortex-M builds run kPortable on Highway's SCALAR target (the microcontroller issue adds MVE
+// and SMLAD kernels here).
+#ifndef EDGEATTN_LIB_LINEAR_Q8_LINEAR_Q8_KERNELS_H_
+#define EDGEATTN_LIB_LINEAR_Q8_LINEAR_Q8_KERNELS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "edgeattn/linear_q8.h"
+
+// Where the instruction kernels are compiled, derived once. x86-64: GCC and clang both compile AVX512-VNNI code
+// per function (a target attribute). AArch64: GCC compiles dotprod per function; clang 14's arm_neon.h declares
+// vdotq_s32 only when the build's flags enable dotprod (-march=armv8.2-a+dotprod or later).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EDGEATTN_Q8_X86_KERNELS 1
+#else
+#define EDGEATTN_Q8_X86_KERNELS 0
+#endif
+#if defined(__aarch64__) && (defined(__ARM_FEATURE_DOTPROD) || (defined(__GNUC__) && !defined(__clang__)))
+#define EDGEATTN_Q8_DOTPROD_KERNEL 1
+#else
+#define EDGEATTN_Q8_DOTPROD_KERNEL 0
+#endif
+
+namespace edgeattn {
+namespace internal {
+
+// A block is up to 16 outputs x 4 rows x 16 groups: its sums and the block's scales (16 groups x 16 outputs)
+// fill kLinearQ8BlockBytes of the workspace.
+constexpr size_t kQ8BlockOutputs = 16;
+constexpr size_t kQ8BlockRows = 4;
+constexpr size_t kQ8BlockGroups = 16;
+static_assert((kQ8BlockRows + 1) * kQ8BlockGroups * kQ8BlockOutputs * sizeof(int32_t) == kLinearQ8BlockBytes,
+              "the sums block is the workspace's fixed part");
+
+// s[r][j][k] = sum over the inputs i of group g0 + j of w[k][i] * x[r][i], exact, for r < rows, j < groups,
+// k < outputs (lanes k >= outputs hold anything). Rows of w past `outputs` are never read.
+struct Q8SumsBlock {
+  const int8_t* w;        // output o's row, at the first input of group g0
+  size_t w_stride;        // bytes from one output's row to the next (in_features)
+  size_t outputs;         // 1 .. kQ8BlockOutputs
+  const int8_t* x;        // quantised row r0, at group g0
+  size_t x_stride;        // in_features
+  const int32_t* x_sums;  // sum of qx over row r0's group g0 (the VNNI kernels' offset correction)
+  size_t x_sums_stride;   // groups
+  size_t rows;            // 1 .. kQ8BlockRows
+  size_t group_size;
+  size_t groups;  // 1 .. kQ8BlockGroups
+  int32_t* s;     // [kQ8BlockRows][kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
+  // The block's weights in the kernel's own layout (16 * groups * group_size bytes, 64-byte aligned): written
+  // when `pack` is set (the first block of rows), read as they are by the blocks of rows after it.
+  unsigned char* panel;
+  bool pack;
+  // Also when `pack` is set: scale_tile[j][k] = scale[k][j] (output o + k's scale of group g0 + j; outputs past
+  // `outputs` repeat the last), the finish step's scales with outputs in lanes.
+  const float* scale;   // output o's scales, at group g0
+  size_t scale_stride;  // groups
+  float* scale_tile;    // [kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
+};
+
+// The scale tile element by element (kernels without a vector transpose).
+inline void Q8FillScaleTile(const Q8SumsBlock& b) {
+  for (size_t k = 0; k < kQ8BlockOutputs; ++k) {
+    const float* scale = b.scale + (k < b.outputs ? k : b.outputs - 1) * b.scale_stride;
+    for (size_t j = 0; j < b.groups; ++j) b.scale_tile[j * kQ8BlockOutputs + k] = scale[j];
+  }
+}
+
+// Groups per block: up to 16, and at most 512 inputs unless one group is wider, so that the panel of a block
+// stays within 16 * max(512, group_size) bytes (8 KiB for group sizes up to 512: L1-resident).
+constexpr size_t Q8BlockGroups(size_t group_size) {
+  return group_size >= 512 ? 1 : 512 / group_size < kQ8BlockGroups ? 512 / group_size : kQ8BlockGroups;
+}
+constexpr size_t Q8PanelBytes(size_t group_size) { return kQ8BlockOutputs * (group_size > 512 ? group_size : 512); }
+
+// fn(std::integral_constant<size_t, rows>{}) for the block's 1 .. kQ8BlockRows rows: the instruction kernels keep
+// one accumulator per row in registers, so the row count is a template argument.
+template <class Fn>
+inline void WithRowCount(size_t rows, Fn&& fn) {
+  switch (rows) {
+    case 1:
+      return fn(std::integral_constant<size_t, 1>{});
+    case 2:
+      return fn(std::integral_constant<size_t, 2>{});
+    case 3:
+      return fn(std::integral_constant<size_t, 3>{});
+    default:
+      return fn(std::integral_constant<size_t, 4>{});
+  }
+}
+
+enum class Q8Kernel : int { kPortable = 0, kAvx512Vnni = 1, kAvxVnni = 2, kDotprod = 3 };
+constexpr int kQ8KernelCount = 4;
+const char* Q8KernelName(Q8Kernel kernel) noexcept;
+// Compiled into this build and supported by this CPU (kPortable always).
+bool Q8KernelSupported(Q8Kernel kernel) noexcept;
+// The kernel LinearQ8 runs for this group size: the first supported of kAvx512Vnni, kAvxVnni, kDotprod when
+// group_size % 4 == 0, else kPortable.
+Q8Kernel ChooseQ8Kernel(size_t group_size) noexcept;
+
+// The instruction kernels (each a no-op stub where its ISA is not compiled; never chosen there).
+void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept;
+void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept;
+void Q8SumsDotprod(const Q8SumsBlock& b) noexcept;
+
+// LinearQ8 (SIMD entry point) with a given int8 kernel, for the tests and the fuzzer to run every variant this
+// CPU has: kInvalidArgument if `kernel` is not supported or cannot take the group size; otherwise LinearQ8's
+// statuses and bits.
+[[nodiscard]] Status LinearQ8WithKernel(const float* x, size_t rows, const Q8Matrix& w, const float* bias,
+                                        Q8Activations act, float* y, void* workspace, size_t workspace_size,
+                                        Q8Kernel kernel) noexcept;
+
+}  // namespace internal
+}  // namespace edgeattn
+
+#endif  // EDGEATTN_LIB_LINEAR_Q8_LINEAR_Q8_KERNELS_H_

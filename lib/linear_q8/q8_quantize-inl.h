@@ -1,0 +1,81 @@
+// The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations: the same bits as the scalar
+// Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of |x| (exact),
+// the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the rounding to
+// an integer by truncation, an exact difference and a comparison with 1/2 (RoundToNearestEven's steps). ARMv7
+// NEON has no IEEE division and flushes subnormals: there, and for groups narrower than a vector, the scalar
+// code runs. (Kept to this one function so that it can move to lib/common with the other format code.)
+
+#if defined(EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
+#undef EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
+#else
+#define EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwy/highway.h"
+#include "lib/common/q8.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One group of n finite floats: q[i] and the scale as Q8QuantizeGroup, and *sum = sum of q.
+HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<int8_t, decltype(d)> d8;
+  const size_t N = hn::Lanes(d);
+  if (HWY_ARCH_ARM_V7 || n < N) {
+    const float scale = internal::Q8QuantizeGroup(x, n, q);
+    int32_t s = 0;
+    for (size_t i = 0; i < n; ++i) s += q[i];
+    *sum = s;
+    return scale;
+  }
+  auto max_abs = hn::Zero(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) max_abs = hn::Max(max_abs, hn::Abs(hn::LoadU(d, x + i)));
+  float m = hn::GetLane(hn::MaxOfLanes(d, max_abs));
+  for (; i < n; ++i) {
+    const float a = x[i] < 0.0f ? -x[i] : x[i];
+    m = a > m ? a : m;
+  }
+  const float scale = m / 127.0f;
+  if (scale == 0.0f) {
+    for (i = 0; i < n; ++i) q[i] = 0;
+    *sum = 0;
+    return scale;
+  }
+  const auto vscale = hn::Set(d, scale), limit = hn::Set(d, 127.0f), half = hn::Set(d, 0.5f);
+  const auto one = hn::Set(di, 1), zero = hn::Zero(di);
+  auto sums = hn::Zero(di);
+  for (i = 0; i + N <= n; i += N) {
+    const auto r = hn::Min(hn::Max(hn::Div(hn::LoadU(d, x + i), vscale), hn::Neg(limit)), limit);
+    const auto t = hn::ConvertTo(di, r);  // truncation: |r| <= 127
+    const auto frac = hn::Abs(hn::Sub(r, hn::ConvertTo(d, t)));
+    const auto odd = hn::RebindMask(d, hn::Ne(hn::And(t, one), zero));
+    const auto away = hn::Or(hn::Gt(frac, half), hn::And(hn::Eq(frac, half), odd));
+    const auto step = hn::IfThenElseZero(hn::RebindMask(di, away),
+                                         hn::IfThenElse(hn::RebindMask(di, hn::Lt(r, hn::Zero(d))), hn::Neg(one), one));
+    const auto qi = hn::Add(t, step);
+    sums = hn::Add(sums, qi);
+    hn::StoreU(hn::DemoteTo(d8, qi), d8, q + i);
+  }
+  int32_t s = hn::GetLane(hn::SumOfLanes(di, sums));
+  for (; i < n; ++i) {
+    q[i] = internal::Q8Quantize(x[i], scale);
+    s += q[i];
+  }
+  *sum = s;
+  return scale;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle
