@@ -8,8 +8,9 @@ Run with Debian's system python3 and python3-torch (PyTorch 1.13), not a python 
     /usr/bin/python3 tools/gen_block_golden.py --check DIR     # writes them into DIR, compares with the committed
 
 --check passes when the regenerated files are byte for byte the committed ones, or (another machine's float64
-arithmetic may differ in the last bits) when they differ only in numbers, each within 1e-12 relative; it says
-which. Without torch it says so and exits with 77, which ctest (block_golden_up_to_date) reports as skipped.
+arithmetic may differ in the last bits) when they differ only in numbers, each within 1e-9 relative (PyTorch's
+float64 matmuls sum in an order that depends on the CPU's kernels: 6e-12 seen between two AMD EPYC generations;
+1e-9 is still 60000 times below float32's unit roundoff, which the tests' bounds are made of); it says which. Without torch it says so and exits with 77, which ctest (block_golden_up_to_date) reports as skipped.
 
 Encoder layer (block_encoder.h): nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0,
 activation="gelu", batch_first=True, norm_first=True), Whisper's block: LayerNorm, self-attention, residual;
@@ -471,8 +472,11 @@ def numbers(text):
     return [float(v) for v in re.findall(r"[-+]?\d+\.\d*(?:e[-+]?\d+)?|[-+]?\d+e[-+]?\d+", text)]
 
 
+LIMIT = 1e-9  # relative, per number: see the module's docstring
+
+
 def compare(name, got, want):
-    """0 if the regenerated text matches the committed one (bytes, or numbers within 1e-12 relative)."""
+    """0 if the regenerated text matches the committed one (bytes, or numbers within LIMIT relative)."""
     if got == want:
         print("%s: byte for byte the committed file" % name)
         return 0
@@ -483,10 +487,10 @@ def compare(name, got, want):
         return 1
     a, b = numbers("\n".join(strip(got))), numbers("\n".join(strip(want)))
     worst = max((abs(x - y) / max(abs(y), 1e-300) for x, y in zip(a, b)), default=0.0)
-    verdict = "ok" if worst <= 1e-12 else "FAIL"
+    verdict = "ok" if worst <= LIMIT else "FAIL"
     print("%s: %s: not byte-identical (PyTorch version line or float64 rounding); %d numbers, worst relative "
-          "difference %.3g (limit 1e-12)" % (name, verdict, len(a), worst))
-    return 0 if worst <= 1e-12 else 1
+          "difference %.3g (limit %g)" % (name, verdict, len(a), worst, LIMIT))
+    return 0 if worst <= LIMIT else 1
 
 
 def main():
