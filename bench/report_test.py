@@ -3,7 +3,7 @@
 fastest repetition over all processes, the % of limit divides the SIMD path's median time by the calibration's
 median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that
 made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%; the work
-split cases get their own rows, judged against the issue's goals."""
+split cases get their own rows, judged against the issue's goals; the model cases' tokens/s and their limits."""
 import json
 import pathlib
 import sys
@@ -187,6 +187,43 @@ def check_split(failures):
             failures.append(f"load of a process pinned to two CPUs: warnings {warnings}, notes {notes}; expected {want}")
 
 
+def check_models(failures):
+    """Model cases (bench/model_bench.cc): decode's bytes per token against the level that holds them (L3 4 MiB
+    here: a 3 MiB model against L3, a 100 MiB one against DRAM), prefill against the FMA peak, tokens/s, and the
+    naive decoder's tokens/s with the paired ratio."""
+    mib = 2**20
+    calib = [("read_l3", 4.0 * mib, 80.0, 0.0), ("read_dram", 256.0 * mib, 25000.0, 0.0), ("fma_peak", 0.0, 10.0, 1e6)]
+    bench = [entry(f"calibrate/{name}/limit", aggregate, us, bytes=b, flops=f)
+             for name, b, us, f in calib for aggregate in ("min", "median")]
+    small, big = "model/3M/f32/kv=f32/j=1,decode", "model/100M/f32/kv=f32/j=1,decode"
+    prefill = "model/3M/f32/kv=f32/j=1,prefill"
+    # 224 tokens: 3 MiB and 100 MiB per token; the prefill: 32 tokens, 1e8 flops.
+    for case, per_token, us in [(small, 3.0 * mib, 20000.0), (big, 100.0 * mib, 3e6)]:
+        for aggregate in ("min", "median"):
+            bench.append(entry(f"{case}/simd", aggregate, us, bytes=224 * per_token, elements=224.0, flops=1.0))
+    for aggregate in ("min", "median"):
+        bench.append(entry(f"{prefill}/simd", aggregate, 400.0, bytes=1.0, elements=32.0, flops=1e8))
+        bench.append(entry(f"{small}/naive", aggregate, 40000.0, bytes=1.0, elements=224.0, flops=1.0))
+    bench.append(entry(f"{small}/simd~naive", "median", 1.0, ratio=1.9))
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = pathlib.Path(tmp) / "results.json"
+        raw.write_text(json.dumps({"context": {"caches": caches(32 << 10, 1 * mib, 4 * mib)}, "benchmarks": bench}))
+        context, results = report.load(raw)
+    lim, _ = report.summarize(results, context)
+    rows = {r["case"]: r for r in report.model_rows(results, lim, report.cache_sizes(context))}
+    l3, dram, fma = 4.0 * mib / 80e-6, 256.0 * mib / 25000e-6, 1e6 / 10e-6
+    check(failures, "model decode tok/s", rows[small]["tokens_per_s"], 224 / 0.02)
+    check(failures, "model decode in L3: % of limit", rows[small]["percent_of_limit"], 100.0 * 224 * 3 * mib / 0.02 / l3)
+    check(failures, "model decode in L3: limit tok/s", rows[small]["limit_tokens_per_s"], l3 / (3 * mib))
+    check(failures, "model decode in DRAM: limit tok/s", rows[big]["limit_tokens_per_s"], dram / (100 * mib))
+    check(failures, "model prefill: % of the FMA peak", rows[prefill]["percent_of_limit"], 100.0 * 1e8 / 400e-6 / fma)
+    check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
+    check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
+    for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):
+        if rows[case]["limit"] != level:
+            failures.append(f"{case}: limit {rows[case]['limit']}, expected {level}")
+
+
 def main():
     # Three processes; the fastest repetition (1.0 us) is far from the medians (2.0, 2.2, 3.0 us: median 2.2).
     benchmarks = (process(8000.0, 9000.0, 1.9, 2.0, 1.5) + process(8500.0, 10000.0, 1.0, 3.0, 2.5)
@@ -211,6 +248,7 @@ def main():
     check_load(failures)
     check_readers(failures)
     check_split(failures)
+    check_models(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")
