@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
   options.activations = args.activations;
   options.capacity = steps;
   options.workers = static_cast<size_t>(args.threads);
-  const size_t arena_bytes = llama2::ArenaBytes(config, options);
-  if (arena_bytes == 0) Die(args.checkpoint, "these options do not fit this model");
+  const size_t arena_bytes = llama2::ArenaBytes(config, options, &error);
+  if (arena_bytes == 0) Die(args.checkpoint, error.text);
   void* arena = Allocate(arena_bytes, "arena");
   llama2::Model model;
   if (llama2::Init(&model, checkpoint, checkpoint_bytes, options, arena, arena_bytes, &error) != llama2::Status::kOk) {

@@ -161,8 +161,9 @@ struct Model {
 // rows (dim and hidden_dim), every scale finite and every scale array 4-byte aligned. kBadFile with a reason.
 [[nodiscard]] Status ReadConfig(const void* file, size_t size, Config* config, Error* error) noexcept;
 
-// Bytes of arena Init needs for this config and options; 0 if an option is out of range or the sum overflows.
-size_t ArenaBytes(const Config& config, const Options& options) noexcept;
+// Bytes of arena Init needs for this config and options; 0 if an option is out of range or the sum overflows
+// (then error, if not null, says which).
+size_t ArenaBytes(const Config& config, const Options& options, Error* error = nullptr) noexcept;
 
 // Checks the file (ReadConfig), resolves the options, points the weights into the file and lays the arena out
 // (any alignment; buffers are aligned inside). The file must outlive the model. Errors: those of ReadConfig,

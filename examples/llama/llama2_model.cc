@@ -224,10 +224,16 @@ void MapWeights(const Config& c, const unsigned char* base, Weights* w) {
 
 }  // namespace
 
-size_t ArenaBytes(const Config& config, const Options& options) noexcept {
+size_t ArenaBytes(const Config& config, const Options& options, Error* error) noexcept {
   Options resolved;
   Model counting;
-  return Resolve(config, options, &resolved, nullptr) ? Layout(config, resolved, nullptr, &counting) : 0;
+  if (!Resolve(config, options, &resolved, error)) return 0;
+  const size_t bytes = Layout(config, resolved, nullptr, &counting);
+  if (bytes == 0 && error != nullptr) {
+    snprintf(error->text, sizeof(error->text), "the buffers of %lu positions overflow this target's size_t",
+             static_cast<unsigned long>(resolved.capacity));
+  }
+  return bytes;
 }
 
 Status Init(Model* model, const void* file, size_t size, const Options& options, void* arena, size_t arena_bytes,
