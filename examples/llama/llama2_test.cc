@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -198,9 +199,16 @@ TEST(Llama2Model, PrefillThenDecodeMatchPyTorch) {
   }
 }
 
-// ---- Threads: the attention parts on a pool give the single call's bits, at every position.
-void ExpectThreadsBitIdentical(std::vector<unsigned char> file, const std::vector<int>& tokens, size_t prefill,
-                               size_t workers) {
+// ---- Threads: the attention parts give the single call's bits, at every position: run on a pool of threads, and
+// (also where the tests run no threads, under qemu with the cross toolchain's glibc) one by one in reverse order on
+// rotating worker slots.
+void RunPartsBackwards(void* pool, Parallel::PartFn fn, void* job, size_t parts) {
+  const size_t workers = *static_cast<size_t*>(pool);
+  for (size_t i = parts; i-- > 0;) fn(job, i, i % workers);
+}
+
+void ExpectSplitBitIdentical(std::vector<unsigned char> file, const std::vector<int>& tokens, size_t prefill,
+                             size_t workers, bool threads) {
   Options one, many;
   many.workers = workers;
   Loaded a, b;
@@ -208,8 +216,14 @@ void ExpectThreadsBitIdentical(std::vector<unsigned char> file, const std::vecto
   Load(&b, file, many);
   ASSERT_EQ(a.status, Status::kOk) << a.error.text;
   ASSERT_EQ(b.status, Status::kOk) << b.error.text;
-  ThreadPool pool(workers);
-  b.model.parallel = pool.parallel();
+  std::unique_ptr<ThreadPool> pool;
+  size_t worker_count = workers;
+  if (threads) {
+    pool.reset(new ThreadPool(workers));
+    b.model.parallel = pool->parallel();
+  } else {
+    b.model.parallel = Parallel{RunPartsBackwards, &worker_count};
+  }
   const size_t vocab = a.model.config.vocab_size;
   ASSERT_EQ(Forward(&a.model, tokens.data(), prefill), Status::kOk) << a.model.error.text;
   ASSERT_EQ(Forward(&b.model, tokens.data(), prefill), Status::kOk) << b.model.error.text;
@@ -221,11 +235,15 @@ void ExpectThreadsBitIdentical(std::vector<unsigned char> file, const std::vecto
   }
 }
 
+constexpr bool kThreads = EDGEATTN_TEST_THREADS;
+
 TEST(Llama2Threads, BitIdenticalToOneThread) {
   Reference r;
   if (!LoadReference("s260k_f32", &r)) GTEST_SKIP() << "no reference";
-  for (size_t workers : {size_t{2}, size_t{3}, size_t{8}}) {
-    ExpectThreadsBitIdentical(ReadBytes(DataPath("s260k_f32.bin")), r.tokens, 20, workers);
+  for (bool threads : {false, kThreads}) {
+    for (size_t workers : {size_t{2}, size_t{3}, size_t{8}}) {
+      ExpectSplitBitIdentical(ReadBytes(DataPath("s260k_f32.bin")), r.tokens, 20, workers, threads);
+    }
   }
 }
 
@@ -301,7 +319,7 @@ TEST(Llama2Threads, BitIdenticalWithKeyChunks) {
   std::vector<int> tokens(1100);
   std::mt19937 rng(5);
   for (int& t : tokens) t = static_cast<int>(rng() % 40);
-  ExpectThreadsBitIdentical(BuildFile(s, 1), tokens, 3, 3);
+  for (bool threads : {false, kThreads}) ExpectSplitBitIdentical(BuildFile(s, 1), tokens, 3, 3, threads);
 }
 
 // ---- The files the script wrote: their configs, and the weights used in place.
