@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "llama2.h"
+#include "llama2_internal.h"
 
 namespace llama2 {
 namespace {
@@ -45,14 +46,7 @@ void RunAttentionPart(void* job_pointer, size_t part, size_t worker) {
 
 Status Attend(Model* m, size_t layer, size_t n) {
   const Config& c = m->config;
-  edgeattn::AttentionDesc d;
-  d.q_len = n;
-  d.kv_len = 0;  // the cache's
-  d.head_dim = c.head_dim;
-  d.value_dim = c.head_dim;
-  d.num_heads = c.n_heads;
-  d.num_kv_heads = c.n_kv_heads;
-  d.mask = edgeattn::MaskKind::kCausal;  // the n queries are the n positions just appended
+  const edgeattn::AttentionDesc d = internal::AttentionShape(c, n, 0);
   const edgeattn::KvCache& cache = m->caches[layer];
   if (m->parallel.run == nullptr || m->options.workers < 2) {
     return Check(m, edgeattn::AttentionCached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),

@@ -5,6 +5,7 @@
 
 #include "llama2.h"
 #include "llama2_file.h"
+#include "llama2_internal.h"
 
 namespace llama2 {
 namespace {
@@ -37,18 +38,6 @@ class Carver {
 // a * b, or SIZE_MAX (which no Take can satisfy) if it overflows.
 size_t Mul(size_t a, size_t b) { return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b; }
 
-edgeattn::AttentionDesc AttentionShape(const Config& c, size_t q_len, size_t kv_len) {
-  edgeattn::AttentionDesc d;
-  d.q_len = q_len;
-  d.kv_len = kv_len;
-  d.head_dim = c.head_dim;
-  d.value_dim = c.head_dim;
-  d.num_heads = c.n_heads;
-  d.num_kv_heads = c.n_kv_heads;
-  d.mask = edgeattn::MaskKind::kCausal;
-  return d;
-}
-
 // The largest workspace an attention call of 1 .. max_chunk queries takes. The size grows with q_len, except that
 // calls of fewer than kAttentionTiledMinQueries queries may add room for key chunks: the short calls and the
 // longest one cover every case.
@@ -72,7 +61,7 @@ size_t SharedBytes(const Config& c, const Options& o) {
   if (o.workers < 2) return 0;
   size_t most = 0;
   for (size_t q_len = 1; q_len <= o.max_chunk && q_len < edgeattn::kAttentionTiledMinQueries; ++q_len) {
-    const size_t bytes = edgeattn::AttentionSharedSize(AttentionShape(c, q_len, o.capacity));
+    const size_t bytes = edgeattn::AttentionSharedSize(internal::AttentionShape(c, q_len, o.capacity));
     most = bytes > most ? bytes : most;
   }
   return most;
@@ -252,8 +241,7 @@ Status Init(Model* model, const void* file, size_t size, const Options& options,
     }
     return Status::kArenaTooSmall;
   }
-  unsigned char* base = static_cast<unsigned char*>(arena);
-  base += (kAlign - reinterpret_cast<uintptr_t>(base) % kAlign) % kAlign;
+  unsigned char* base = internal::AlignUp(arena, kAlign);
   Model m;
   m.config = config;
   m.options = resolved;

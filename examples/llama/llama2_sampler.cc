@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "llama2_internal.h"
 #include "llama2_sort.h"
 
 namespace llama2 {
@@ -78,8 +79,7 @@ Status InitSampler(Sampler* sampler, size_t vocab_size, float temperature, float
     return Status::kBadArgument;
   }
   if (arena_bytes < SamplerArenaBytes(vocab_size)) return Status::kArenaTooSmall;
-  unsigned char* base = static_cast<unsigned char*>(arena);
-  base += (4 - reinterpret_cast<uintptr_t>(base) % 4) % 4;
+  unsigned char* base = internal::AlignUp(arena, 4);
   Sampler s;
   s.vocab_size = vocab_size;
   s.temperature = temperature;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama2_internal.h"
 #include "llama2_sort.h"
 
 namespace llama2 {
@@ -125,8 +126,7 @@ Status LoadTokenizer(Tokenizer* tokenizer, const void* file, size_t size, size_t
     return Say(error, Status::kBadFile, "tokenizer: max_token_length %ld is out of range (1 .. %lu)",
                static_cast<long>(static_cast<int32_t>(max_length)), static_cast<unsigned long>(kMaxTokenLength));
   }
-  unsigned char* base = static_cast<unsigned char*>(arena);
-  base += (4 - reinterpret_cast<uintptr_t>(base) % 4) % 4;
+  unsigned char* base = internal::AlignUp(arena, 4);
   Tokenizer t;
   t.file = p;
   t.vocab_size = vocab_size;
