@@ -5,6 +5,7 @@
     /usr/bin/python3 tools/gen_llama_checkpoints.py                 # rewrites tests/data/llama_reference.txt
     /usr/bin/python3 tools/gen_llama_checkpoints.py --check DIR     # --out-dir DIR, then compares the summary
                                                                     # with the committed one (77 without torch)
+    python3 tools/gen_llama_checkpoints.py --fuzz-seeds tests/fuzz/corpus/llama   # llama_fuzzer.cc's seeds
 
 Checkpoints, tokenizers and tokenizer cases need only Python's standard library: the weights come from
 random.Random(seed).random() (a sequence Python promises to keep across versions), rounded to 16 significant
@@ -455,11 +456,45 @@ def compare_summary(got, want):
     return 0 if worst <= 1e-12 else 1
 
 
+def write_fuzz_seeds(out_dir):
+    """Seeds for tests/fuzz/llama_fuzzer.cc in its framing: tiny valid checkpoints of both versions (byte 0 even)
+    and a tokenizer (byte 0 odd; prompt, file, prompt length, vocabulary size - 1 low and high)."""
+    os.makedirs(out_dir, exist_ok=True)
+    tiny = dict(name="tiny", dim=8, hidden=12, layers=1, heads=2, kv_heads=1, vocab=16, seq_len=8, shared=True,
+                group=4, seed=7)
+    for name, s, writer in [("v0_shared", dict(tiny), write_v0), ("v0_own", dict(tiny, shared=False), write_v0),
+                            ("v2_shared", dict(tiny), None), ("v2_own", dict(tiny, shared=False), None)]:
+        path = os.path.join(out_dir, name + ".tmp")
+        if writer:
+            writer(s, make_weights(s), path)
+        else:
+            write_v2(s, make_weights(s), s["group"], path)
+        with open(path, "rb") as f:
+            body = f.read()
+        os.remove(path)
+        with open(os.path.join(out_dir, "seed_" + name), "wb") as f:
+            f.write(b"\x00" + body)
+    pieces, scores = train_tokenizer(300)
+    path = os.path.join(out_dir, "tokenizer.tmp")
+    write_tokenizer(pieces, scores, path)
+    with open(path, "rb") as f:
+        body = f.read()
+    os.remove(path)
+    prompt = "caf\xc3\xa9 fox".encode("latin-1")
+    with open(os.path.join(out_dir, "seed_tokenizer"), "wb") as f:
+        f.write(b"\x01" + prompt + body + bytes([len(prompt), 299 & 0xFF, 299 >> 8]))
+    print("wrote %s" % out_dir)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", help="write the files into this directory")
     parser.add_argument("--check", metavar="DIR", help="--out-dir DIR, then compare the summary with the committed")
+    parser.add_argument("--fuzz-seeds", metavar="DIR", help="write the llama fuzzer's seed inputs into DIR, only")
     args = parser.parse_args()
+    if args.fuzz_seeds:
+        write_fuzz_seeds(args.fuzz_seeds)
+        return 0
     assert sys.byteorder == "little", "llama2.c files are little-endian"
     out_dir = args.check or args.out_dir
     try:
