@@ -30,8 +30,8 @@ Files written into DIR:
                          <unk>, "\\n<s>\\n", "\\n</s>\\n", the 256 byte tokens <0x00>..<0xFF>, the characters of a
                          small corpus, then byte-pair merges learned on it (score -rank)
   tokenizer_cases.txt    prompts (hex) and their tokens under run.c's encode rules (dummy space prefix, BOS,
-                         UTF-8 characters looked up whole, byte fallback, best-scoring merge first), computed by
-                         the plain list-based encoder below
+                         UTF-8 characters looked up whole, byte fallback, best-scoring merge first; BOS never
+                         merged), computed by the plain list-based encoder below
   bad_*.bin              s260k files broken in one way each: the f32 file without its last 100 bytes, the Q8
                          file with version 3, the Q8 file with a NaN scale (layer 3's w2, scale 100)
   <name>.ref.txt         (torch) the logits at every position of a 64-token greedy run: position 0 is BOS, the
@@ -294,9 +294,9 @@ def encode(pieces, scores, text):
         tokens.append(ids[b" "])
     for chunk in utf8_chunks(text):
         tokens.extend([ids[chunk]] if chunk in ids else [b + 3 for b in chunk])
-    while True:
+    while True:  # pairs after BOS (a control token; run.c would let it merge)
         best, where = -1e10, -1
-        for i in range(len(tokens) - 1):
+        for i in range(1, len(tokens) - 1):
             merged = pieces[tokens[i]] + pieces[tokens[i + 1]]
             if merged in ids and scores[ids[merged]] > best:
                 best, where = scores[ids[merged]], i

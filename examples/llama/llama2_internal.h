@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "llama2.h"
 
 namespace llama2 {
@@ -15,6 +17,14 @@ namespace internal {
 inline unsigned char* AlignUp(void* p, size_t alignment) {
   unsigned char* b = static_cast<unsigned char*>(p);
   return b + (alignment - reinterpret_cast<uintptr_t>(b) % alignment) % alignment;
+}
+
+// p as a T*, where the caller has checked the alignment (the readers check every float array's offset; the arena
+// aligns every buffer): through void*, which says so to -Wcast-align (32-bit Arm warns on a direct cast).
+template <typename T, typename Byte>
+T* BytesAs(Byte* p) {
+  return static_cast<T*>(
+      static_cast<typename std::conditional<std::is_const<Byte>::value, const void, void>::type*>(p));
 }
 
 // The model's causal self-attention over kv_len keys (0: the cache's) for q_len queries.

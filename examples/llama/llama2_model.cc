@@ -23,7 +23,7 @@ class Carver {
       failed_ = true;
       return nullptr;
     }
-    T* p = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + offset_);
+    T* p = base_ == nullptr ? nullptr : internal::BytesAs<T>(base_ + offset_);
     offset_ += count * sizeof(T);
     return p;
   }
@@ -136,7 +136,7 @@ bool Resolve(const Config& c, const Options& in, Options* out, Error* error) {
 
 Matrix F32Matrix(const unsigned char* base, const file::Tensor& t) {
   Matrix m;
-  m.f32 = reinterpret_cast<const float*>(base + t.offset);
+  m.f32 = internal::BytesAs<const float>(base + t.offset);
   m.out_features = static_cast<size_t>(t.rows);
   m.in_features = static_cast<size_t>(t.cols);
   return m;
@@ -146,8 +146,8 @@ Matrix Q8Matrix(const unsigned char* base, const file::Tensor& t, size_t group_s
   Matrix m;
   m.out_features = m.q8.out_features = static_cast<size_t>(t.rows);
   m.in_features = m.q8.in_features = static_cast<size_t>(t.cols);
-  m.q8.q = reinterpret_cast<const int8_t*>(base + t.offset);
-  m.q8.scale = reinterpret_cast<const float*>(base + t.scale_offset);
+  m.q8.q = internal::BytesAs<const int8_t>(base + t.offset);
+  m.q8.scale = internal::BytesAs<const float>(base + t.scale_offset);
   m.q8.group_size = group_size;
   return m;
 }
@@ -157,7 +157,7 @@ Matrix Q8Matrix(const unsigned char* base, const file::Tensor& t, size_t group_s
 void MapWeights(const Config& c, const unsigned char* base, Weights* w) {
   float* dequantized = const_cast<float*>(w->token_embedding);
   file::WalkTensors(c, [&](const file::Tensor& t) {
-    const float* floats = reinterpret_cast<const float*>(base + t.offset);
+    const float* floats = internal::BytesAs<const float>(base + t.offset);
     const Matrix matrix = t.quantized ? Q8Matrix(base, t, c.group_size) : F32Matrix(base, t);
     LayerWeights& layer = w->layers[t.layer];
     switch (t.id) {

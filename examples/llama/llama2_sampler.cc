@@ -85,8 +85,8 @@ Status InitSampler(Sampler* sampler, size_t vocab_size, float temperature, float
   s.temperature = temperature;
   s.top_p = top_p;
   s.rng_state = seed;
-  s.probabilities = reinterpret_cast<float*>(base);
-  s.candidates = reinterpret_cast<uint32_t*>(s.probabilities + vocab_size);
+  s.probabilities = internal::BytesAs<float>(base);
+  s.candidates = internal::BytesAs<uint32_t>(s.probabilities + vocab_size);
   *sampler = s;
   return Status::kOk;
 }

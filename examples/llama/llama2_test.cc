@@ -713,6 +713,15 @@ TEST(Llama2Tokenizer, EncodeEdgeCases) {
   EXPECT_NE(strstr(error.text, "no byte token for 0x62"), nullptr) << error.text;
 }
 
+// BOS is a control token: never merged, even when its piece and the dummy space concatenate to a piece (found by
+// llama_fuzzer; run.c would merge them).
+TEST(Llama2Tokenizer, BosNeverMerged) {
+  LoadedTokenizer t;
+  LoadTok(&t, MakeTokenizer({{0, "<unk>"}, {0, "a"}, {0, "</s>"}, {0, " "}, {5, "a "}, {0, "b"}}), 6);
+  ASSERT_EQ(t.status, Status::kOk) << t.error.text;
+  EXPECT_EQ(EncodeText(t.tokenizer, "b"), (std::vector<int>{kBos, 3, 5}));
+}
+
 TEST(Llama2Tokenizer, BadFiles) {
   const std::vector<unsigned char> good = MakeTokenizer({{0, "<unk>"}, {0, "<s>"}, {0, "</s>"}, {0, " a"}});
   struct Case {

@@ -85,13 +85,15 @@ struct ByteTable {
 };
 constexpr ByteTable kBytes;
 
-// Merges the best-scoring pair of neighbours while there is one (run.c's loop, O(count^2) lookups).
+// Merges the best-scoring pair of neighbours while there is one (run.c's loop, O(count^2) lookups), after the
+// BOS at tokens[0]: a control token, never merged (run.c would merge it with the dummy space when a vocabulary's
+// BOS piece and " " concatenate to a piece; real tokenizers' "\n<s>\n" never does).
 void Merge(const Tokenizer& t, int* tokens, size_t* count) {
   while (true) {
     float best_score = -1e10f;
     size_t best_at = SIZE_MAX;
     int best_id = -1;
-    for (size_t i = 0; i + 1 < *count; ++i) {
+    for (size_t i = 1; i + 1 < *count; ++i) {
       const Piece a = PieceOf(t, static_cast<size_t>(tokens[i])), b = PieceOf(t, static_cast<size_t>(tokens[i + 1]));
       const int id = Lookup(t, a.bytes, a.length, b.bytes, b.length);
       if (id >= 0 && ScoreOf(t, static_cast<size_t>(id)) > best_score) {
@@ -131,7 +133,7 @@ Status LoadTokenizer(Tokenizer* tokenizer, const void* file, size_t size, size_t
   t.file = p;
   t.vocab_size = vocab_size;
   t.max_token_length = max_length;
-  t.offsets = reinterpret_cast<uint32_t*>(base);
+  t.offsets = internal::BytesAs<uint32_t>(base);
   t.sorted = t.offsets + vocab_size;
   size_t at = 4;
   for (size_t i = 0; i < vocab_size; ++i) {

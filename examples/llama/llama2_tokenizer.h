@@ -51,9 +51,10 @@ constexpr size_t EncodeCapacity(size_t length) { return length + 2; }
 // run.c's encode(text, bos = 1, eos = 0): BOS; then, for a non-empty text, the token of " " (sentencepiece's
 // dummy prefix); then each UTF-8 character (a byte and up to three continuation bytes after it) as its token, or,
 // when the vocabulary has no such piece, one byte token per byte (id byte + 3, "<0xXX>"); then, while some two
-// neighbouring tokens concatenate to a piece of the vocabulary, the leftmost pair whose piece scores highest is
-// merged. kBadArgument: null pointers, capacity < EncodeCapacity(length); kBadFile: a token the rules need is not
-// in the vocabulary (" " for a non-empty text, BOS, a byte token).
+// neighbouring tokens after BOS concatenate to a piece of the vocabulary, the leftmost pair whose piece scores
+// highest is merged (BOS, a control token, stays first and alone: tokens[0] is always BOS). kBadArgument: null
+// pointers, capacity < EncodeCapacity(length); kBadFile: a token the rules need is not in the vocabulary (" " for a
+// non-empty text, BOS, a byte token).
 [[nodiscard]] Status Encode(const Tokenizer& tokenizer, const char* text, size_t length, int* tokens, size_t capacity,
                             size_t* count, Error* error) noexcept;
 
