@@ -201,8 +201,10 @@ def check_models(failures):
     for case, per_token, us in [(small, 3.0 * mib, 20000.0), (big, 100.0 * mib, 3e6)]:
         for aggregate in ("min", "median"):
             bench.append(entry(f"{case}/simd", aggregate, us, bytes=224 * per_token, elements=224.0, flops=1.0))
+    prefill2 = "model/3M/f32/kv=f32/j=2,prefill"
     for aggregate in ("min", "median"):
         bench.append(entry(f"{prefill}/simd", aggregate, 400.0, bytes=1.0, elements=32.0, flops=1e8))
+        bench.append(entry(f"{prefill2}/simd", aggregate, 250.0, bytes=1.0, elements=32.0, flops=1e8))
         bench.append(entry(f"{small}/naive", aggregate, 40000.0, bytes=1.0, elements=224.0, flops=1.0))
     bench.append(entry(f"{small}/simd~naive", "median", 1.0, ratio=1.9))
     with tempfile.TemporaryDirectory() as tmp:
@@ -217,6 +219,8 @@ def check_models(failures):
     check(failures, "model decode in L3: limit tok/s", rows[small]["limit_tokens_per_s"], l3 / (3 * mib))
     check(failures, "model decode in DRAM: limit tok/s", rows[big]["limit_tokens_per_s"], dram / (100 * mib))
     check(failures, "model prefill: % of the FMA peak", rows[prefill]["percent_of_limit"], 100.0 * 1e8 / 400e-6 / fma)
+    check(failures, "model prefill on 2 threads: % of two cores' FMA peak", rows[prefill2]["percent_of_limit"],
+          100.0 * 1e8 / 250e-6 / (2 * fma))
     check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
     check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
     for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):
