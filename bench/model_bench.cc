@@ -7,8 +7,9 @@
 //   decode:  positions 32 .. 255 one token per call, after a 32-token prefill (the call rewinds to 32 first);
 //   prefill: the 32 tokens in one call (from position 0).
 // Implementations: "simd" (the module on edgeattn's dispatched SIMD path, its attention split over j threads of a
-// llama2::ThreadPool) and, for f32 weights, an F32 cache and one thread, "naive" (bench/model_naive.c: plain loops,
-// -O3 -march=native, one token per call, so its prefill is 32 decode steps). Counters per call: elements = tokens,
+// llama2::ThreadPool); for j=2 "one_thread" (the same calls on one thread: the pair's ratio is the threads'
+// speedup); for f32 weights, an F32 cache and one thread, "naive" (bench/model_naive.c: plain loops, -O3
+// -march=native, one token per call, so its prefill is 32 decode steps). Counters per call: elements = tokens,
 // bytes = what decoding must read (every weight once per token, the embedding's one row, the K and V of every
 // position so far; prefill: the weights once), flops = 2 per weight per token plus attention's 4 * head_dim per
 // (query head, position). report.py divides decode's bytes by the calibrated bandwidth of the level that holds
@@ -229,6 +230,9 @@ void RegisterModel(bool one_thread, bool two_threads) {
           const std::string name = std::string("model/") + s.name + "/f32/kv=" + KvName(type) +
                                    "/j=" + std::to_string(threads) + "," + phase;
           Register(name, "simd", [=](benchmark::State& st) { ModuleCase(st, s, type, threads, decode); });
+          if (threads > 1) {  // the same work on one thread, timed in turns with the split (a paired speedup)
+            Register(name, "one_thread", [=](benchmark::State& st) { ModuleCase(st, s, type, 1, decode); });
+          }
           if (threads == 1 && type == edgeattn::KvType::kF32) {
             Register(name, "naive", [=](benchmark::State& st) { NaiveCase(st, s, decode); });
           }

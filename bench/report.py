@@ -299,7 +299,8 @@ def model_limit(r, lim, caches):
 
 def model_rows(results, lim, caches):
     """Tokens per second of the model cases: edgeattn's (fastest repetition), its limit (decode: the bandwidth
-    limit above, as tokens/s; prefill: the FMA peak), and the naive decoder's with the paired ratio."""
+    limit above, as tokens/s; prefill: the FMA peak), the naive decoder's with the paired ratio, and for the cases
+    on several threads the paired speedup over the same calls on one thread."""
     def sort_key(case):  # shapes by size (the 1- and 2-CPU processes number their cases apart), then the config
         size = re.match(r"model/([0-9.]+)([KMG])/", case)
         scale = {"K": 1e3, "M": 1e6, "G": 1e9}
@@ -325,6 +326,7 @@ def model_rows(results, lim, caches):
             row["percent_of_limit"] = pct
         if "seconds" in naive and naive["elements"]:
             row["naive_tokens_per_s"] = naive["elements"] / naive["seconds"]
+        row["over_one_thread"] = results.get((case, "simd~one_thread"), {}).get("ratio")
         row["over_naive"] = (results.get((case, "simd~naive"), {}).get("ratio") or
                              (row["tokens_per_s"] / row["naive_tokens_per_s"]
                               if row.get("tokens_per_s") and row.get("naive_tokens_per_s") else None))
@@ -337,11 +339,12 @@ def print_model_table(rows):
     if not rows:
         return 0
     num = lambda v: f"{v:,.0f}" if v else "-"  # noqa: E731
-    table = [["model case", "tok/s", "limit tok/s", "% of limit", "naive tok/s", "edgeattn/naive"]]
+    table = [["model case", "tok/s", "limit tok/s", "% of limit", "naive tok/s", "edgeattn/naive", "over 1 thread"]]
+    ratio = lambda v: f"{v:.2f}x" if v else "-"  # noqa: E731
     for r in rows:
         pct = f"{r['percent_of_limit']:.0f}% {r['limit']}" if r.get("percent_of_limit") else "-"
         table.append([r["case"], num(r.get("tokens_per_s")), num(r.get("limit_tokens_per_s")), pct,
-                      num(r.get("naive_tokens_per_s")), f"{r['over_naive']:.2f}x" if r["over_naive"] else "-"])
+                      num(r.get("naive_tokens_per_s")), ratio(r["over_naive"]), ratio(r["over_one_thread"])])
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print("\nwhole models (bench/model_bench.cc; limit: decode bytes per token over the bandwidth of the level that "
           "holds weights and KV, prefill flops over the FMA peak):")
@@ -421,8 +424,9 @@ def summarize(results, context=None):
         peers, wrong = {}, []
         for (c, impl), r in results.items():
             # one_query_head (kv_cache_bench.cc) is a smaller problem on the same cache, not a peer: its pair's
-            # ratio stays in the raw results.
-            if (c != peer_case or impl in ("scalar", "simd", "limit", "one_query_head") or impl.startswith("simd:")
+            # ratio stays in the raw results; one_thread (model_bench.cc) is the model table's speedup.
+            if (c != peer_case or impl in ("scalar", "simd", "limit", "one_query_head", "one_thread")
+                    or impl.startswith("simd:")
                     or "~" in impl):
                 continue
             if "seconds" in r:

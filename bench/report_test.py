@@ -207,6 +207,7 @@ def check_models(failures):
         bench.append(entry(f"{prefill2}/simd", aggregate, 250.0, bytes=1.0, elements=32.0, flops=1e8))
         bench.append(entry(f"{small}/naive", aggregate, 40000.0, bytes=1.0, elements=224.0, flops=1.0))
     bench.append(entry(f"{small}/simd~naive", "median", 1.0, ratio=1.9))
+    bench.append(entry(f"{prefill2}/simd~one_thread", "median", 1.0, ratio=1.6))
     with tempfile.TemporaryDirectory() as tmp:
         raw = pathlib.Path(tmp) / "results.json"
         raw.write_text(json.dumps({"context": {"caches": caches(32 << 10, 1 * mib, 4 * mib)}, "benchmarks": bench}))
@@ -221,6 +222,7 @@ def check_models(failures):
     check(failures, "model prefill: % of the FMA peak", rows[prefill]["percent_of_limit"], 100.0 * 1e8 / 400e-6 / fma)
     check(failures, "model prefill on 2 threads: % of two cores' FMA peak", rows[prefill2]["percent_of_limit"],
           100.0 * 1e8 / 250e-6 / (2 * fma))
+    check(failures, "2 threads over 1 (the paired ratio)", rows[prefill2]["over_one_thread"], 1.6)
     check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
     check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
     for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):

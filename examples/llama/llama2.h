@@ -111,6 +111,11 @@ enum class Activations : int {
 
 constexpr size_t kDefaultChunk = 64;  // rows per prefill call: activations of 64 tokens
 constexpr size_t kMaxWorkers = 256;
+// Waking a sleeping thread costs 10-50 us on the VMs of docs/performance.md, about 2^17 multiply-adds of one core's
+// SIMD attention: less work than that is not worth splitting. A stories260K decode step (8 heads of 8 over at most
+// 512 positions: 2^16) stays on the calling thread; split, it ran at 0.71x of one thread (bench
+// model/260K/f32/kv=f32/j=2,decode, pool of llama2_pool.h, a busy machine).
+constexpr size_t kDefaultMinSplitWork = size_t{1} << 17;
 
 struct Options {
   edgeattn::KvType kv_type = edgeattn::KvType::kF32;
@@ -118,6 +123,9 @@ struct Options {
   size_t capacity = 0;                              // positions the KV caches hold; 0 = config.seq_len; at most seq_len
   size_t max_chunk = 0;  // most tokens per forward call inside Forward; 0 = kDefaultChunk (capped at capacity)
   size_t workers = 1;    // threads that run parts at once (each gets its own workspace); 0 = 1; at most kMaxWorkers
+  // An attention call with fewer multiply-adds (scores and P.V: 2 * q_len * n_heads * head_dim * positions) runs
+  // on the calling thread, not in parts (the bits are the same); 0 splits every call.
+  size_t min_split_work = kDefaultMinSplitWork;
 };
 
 // The application's threads (the module starts none). run(pool, fn, job, parts) calls fn(job, part, worker) once

@@ -48,7 +48,9 @@ Status Attend(Model* m, size_t layer, size_t n) {
   const Config& c = m->config;
   const edgeattn::AttentionDesc d = internal::AttentionShape(c, n, 0);
   const edgeattn::KvCache& cache = m->caches[layer];
-  if (m->parallel.run == nullptr || m->options.workers < 2) {
+  // Split only work worth a thread's wake-up (Options::min_split_work); the bits are the same either way.
+  const size_t work = 2 * n * c.n_heads * c.head_dim * cache.length();
+  if (m->parallel.run == nullptr || m->options.workers < 2 || work < m->options.min_split_work) {
     return Check(m, edgeattn::AttentionCached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),
                  "attention", layer);
   }

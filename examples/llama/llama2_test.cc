@@ -211,6 +211,7 @@ void ExpectSplitBitIdentical(std::vector<unsigned char> file, const std::vector<
                              size_t workers, bool threads) {
   Options one, many;
   many.workers = workers;
+  many.min_split_work = 0;  // every attention call in parts, however small
   Loaded a, b;
   Load(&a, file, one);
   Load(&b, file, many);
