@@ -223,6 +223,8 @@ void RegisterKvCache();
 void RegisterNarrowHeads();
 // The work split over two threads against the single call (split_bench.cc): "split/..." cases.
 void RegisterSplit();
+// Whole llama2.c models (model_bench.cc): "model/..." cases, those on one thread and those on two.
+void RegisterModel(bool one_thread, bool two_threads);
 // The calibration kernels (calibrate.cc), for split_bench.cc's two-thread limits: `iterations` rounds of 16
 // independent vector FMA chains (returns the flops), and the sum of n floats (64-byte aligned, n a multiple of
 // 8 vectors of the widest target).

@@ -290,6 +290,7 @@ int main(int argc, char** argv) {
     edgeattn_bench::RegisterXnnpack();
   }
   if (split != "off") edgeattn_bench::RegisterSplit();
+  edgeattn_bench::RegisterModel(split != "only", split != "off");
   edgeattn_bench::RegisterPairs();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

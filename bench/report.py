@@ -147,10 +147,11 @@ def run_suite(binary, mode, out_dir, regex):
 
 
 def split_cases_selected(binary, regex):
-    """Whether the filter keeps any split/ case (the program lists them without running anything)."""
+    """Whether the filter keeps any case of the two-CPU group (split/, and the model/ cases on two threads): the
+    program lists them without running anything."""
     cmd = [str(binary), "--benchmark_list_tests=true"] + ([f"--benchmark_filter={regex}"] if regex else [])
     listed = subprocess.run(cmd, env=dict(os.environ, EDGEATTN_BENCH_SPLIT="only"), capture_output=True, text=True)
-    return listed.returncode == 0 and any(line.startswith("split/") for line in listed.stdout.splitlines())
+    return listed.returncode == 0 and any(line.startswith(("split/", "model/")) for line in listed.stdout.splitlines())
 
 
 def median(values):
@@ -286,6 +287,8 @@ def percent_of_limit(case, r, lim, caches=None):
     calibration's own repetitions did not meet (up to 1.2x the calibrated DRAM rate on a shared VM). Decode
     cases: cold calls against DRAM; hot calls against the level memory_level picks for their bytes."""
     seconds = r.get("median_seconds", r["seconds"])
+    if case.startswith("model/") and case.endswith(",decode"):  # every weight and the KV so far, read per token
+        return model_limit(r, lim, caches)
     if case.endswith((",hot", ",cold")):  # the decode cases: "attention/decode/n=...,d=...,hot"
         which = "dram" if case.endswith(",cold") else memory_level(r["bytes"], caches or {})
         bw = lim[which]
@@ -293,6 +296,74 @@ def percent_of_limit(case, r, lim, caches=None):
     if r["flops"] and lim["flops"] and not case.startswith("dot/"):  # dot streams from L1: no useful limit
         return 100.0 * r["flops"] / seconds / lim["flops"], "fma"
     return None, ""
+
+
+def model_limit(r, lim, caches):
+    """A model's decode (bench/model_bench.cc): its bytes per token (the weights and the K/V read) against the
+    bandwidth of the level that holds them (L3 where they fit, else DRAM): (% of limit, level). One core's
+    bandwidth also for the cases on two threads: a second core adds little to one core's DRAM stream on these VMs
+    (PLATFORM-NOTES: 1.1-1.5x), so they may pass 100%."""
+    which = memory_level(r["bytes"] / r["elements"], caches or {}) if r.get("elements") else "dram"
+    bw = lim[which]
+    return (100.0 * r["bytes"] / r.get("median_seconds", r["seconds"]) / bw, which) if bw else (None, which)
+
+
+def model_rows(results, lim, caches):
+    """Tokens per second of the model cases: edgeattn's (fastest repetition), its limit (decode: the bandwidth
+    limit above, as tokens/s; prefill: the FMA peak), the naive decoder's with the paired ratio, and for the cases
+    on several threads the paired speedup over the same calls on one thread."""
+    def sort_key(case):  # shapes by size (the 1- and 2-CPU processes number their cases apart), then the config
+        size = re.match(r"model/([0-9.]+)([KMG])/", case)
+        scale = {"K": 1e3, "M": 1e6, "G": 1e9}
+        return (float(size.group(1)) * scale[size.group(2)] if size else 0, case.endswith(",prefill"),
+                ["kv=f32", "kv=f16", "kv=q8"].index(next((k for k in ("kv=f32", "kv=f16", "kv=q8") if k in case),
+                                                         "kv=f32")), case)
+    rows = []
+    for case in sorted({c for (c, impl) in results if c.startswith("model/") and impl == "simd"}, key=sort_key):
+        simd, naive = results[(case, "simd")], results.get((case, "naive"), {})
+        row = {"case": case, "errors": [f"{i}: {r['error']}" for i, r in (("simd", simd), ("naive", naive))
+                                        if "error" in r]}
+        if "seconds" in simd and simd["elements"]:
+            tokens = simd["elements"]
+            row["tokens_per_s"] = tokens / simd["seconds"]
+            if case.endswith(",decode"):
+                pct, row["limit"] = model_limit(simd, lim, caches)
+            else:  # one core's FMA peak per thread (decode's bandwidth limit stays one core's: see model_limit)
+                threads = int((re.search(r"/j=([0-9]+),", case) or re.match("(1)", "1")).group(1))
+                pct, row["limit"] = ((100.0 * simd["flops"] / simd.get("median_seconds", simd["seconds"]) /
+                                      (threads * lim["flops"]), "fma") if lim["flops"] else (None, "fma"))
+            median_tps = tokens / simd.get("median_seconds", simd["seconds"])
+            row["limit_tokens_per_s"] = median_tps * 100.0 / pct if pct else None
+            row["percent_of_limit"] = pct
+        if "seconds" in naive and naive["elements"]:
+            row["naive_tokens_per_s"] = naive["elements"] / naive["seconds"]
+        row["over_one_thread"] = results.get((case, "simd~one_thread"), {}).get("ratio")
+        row["over_naive"] = (results.get((case, "simd~naive"), {}).get("ratio") or
+                             (row["tokens_per_s"] / row["naive_tokens_per_s"]
+                              if row.get("tokens_per_s") and row.get("naive_tokens_per_s") else None))
+        rows.append(row)
+    return rows
+
+
+def print_model_table(rows):
+    """Tokens per second per model case; returns the number of edgeattn model cases that failed."""
+    if not rows:
+        return 0
+    num = lambda v: f"{v:,.0f}" if v else "-"  # noqa: E731
+    table = [["model case", "tok/s", "limit tok/s", "% of limit", "naive tok/s", "edgeattn/naive", "over 1 thread"]]
+    ratio = lambda v: f"{v:.2f}x" if v else "-"  # noqa: E731
+    for r in rows:
+        pct = f"{r['percent_of_limit']:.0f}% {r['limit']}" if r.get("percent_of_limit") else "-"
+        table.append([r["case"], num(r.get("tokens_per_s")), num(r.get("limit_tokens_per_s")), pct,
+                      num(r.get("naive_tokens_per_s")), ratio(r["over_naive"]), ratio(r["over_one_thread"])])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    print("\nwhole models (bench/model_bench.cc; limit: decode bytes per token over the bandwidth of the level that "
+          "holds weights and KV, prefill flops over the FMA peak):")
+    for n, row in enumerate(table):
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    return sum(1 for r in rows for e in r["errors"] if e.startswith("simd"))
 
 
 def load_warnings(load):
@@ -364,8 +435,9 @@ def summarize(results, context=None):
         peers, wrong = {}, []
         for (c, impl), r in results.items():
             # one_query_head (kv_cache_bench.cc) is a smaller problem on the same cache, not a peer: its pair's
-            # ratio stays in the raw results.
-            if (c != peer_case or impl in ("scalar", "simd", "limit", "one_query_head") or impl.startswith("simd:")
+            # ratio stays in the raw results; one_thread (model_bench.cc) is the model table's speedup.
+            if (c != peer_case or impl in ("scalar", "simd", "limit", "one_query_head", "one_thread")
+                    or impl.startswith("simd:")
                     or "~" in impl):
                 continue
             if "seconds" in r:
@@ -515,7 +587,7 @@ def print_table(context, lim, rows, machine):
     return own
 
 
-def chart(rows, path):
+def chart(rows, path, models=()):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -526,7 +598,9 @@ def chart(rows, path):
     rows = [r for r in rows if r["simd_s"]]
     names = [r["case"] for r in rows]
     y = range(len(rows))
-    fig, axes = plt.subplots(1, 3, figsize=(18, 0.28 * len(rows) + 2), sharey=True)
+    tokens = {m["case"]: m for m in models if m.get("tokens_per_s")}
+    fig, axes = plt.subplots(1, 4 if tokens else 3, figsize=(24 if tokens else 18, 0.28 * len(rows) + 2),
+                             sharey=True)
     panels = [("SIMD speedup over scalar (x, log)", [r["simd_over_scalar"] or 0 for r in rows], True, 1.0),
               ("edgeattn speedup over the best peer (x, log)", [r["over_best_peer"] or 0 for r in rows], True, 1.0),
               ("% of this core's limit (FMA peak or bandwidth)", [r["percent_of_limit"] or 0 for r in rows], False,
@@ -539,6 +613,16 @@ def chart(rows, path):
         if ref:
             ax.axvline(ref, color="black", linewidth=0.8)
         ax.set_title(title, fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+    if tokens:  # the model cases: tokens/s, a tick at each one's limit
+        ax = axes[3]
+        values = [tokens[n]["tokens_per_s"] if n in tokens else float("nan") for n in names]
+        ax.barh(list(y), values, color="tab:blue")
+        for i, n in enumerate(names):
+            if n in tokens and tokens[n].get("limit_tokens_per_s"):
+                ax.plot([tokens[n]["limit_tokens_per_s"]] * 2, [i - 0.4, i + 0.4], color="black", linewidth=1.5)
+        ax.set_xscale("log")
+        ax.set_title("model tokens/s (| = limit: bytes or FMA peak)", fontsize=10)
         ax.grid(axis="x", alpha=0.3)
     axes[0].set_yticks(list(y))
     axes[0].set_yticklabels(names, fontsize=7)
@@ -593,9 +677,12 @@ def main():
     own_errors = print_table(context, lim, rows, machine)
     split, wakeup = split_rows(results)
     own_errors += print_split_table(split, wakeup)
+    models = model_rows(results, lim, cache_sizes(context))
+    own_errors += print_model_table(models)
     (args.out / "summary.json").write_text(json.dumps({"limits": lim, "machine": machine, "rows": rows,
-                                                       "split": split, "split_wakeup_s": wakeup}, indent=1))
-    chart(rows, args.out / "chart.png")
+                                                       "split": split, "split_wakeup_s": wakeup, "models": models},
+                                                      indent=1))
+    chart(rows, args.out / "chart.png", models)
     print(f"\nraw results: {raw}; summary: {args.out / 'summary.json'}; chart: {args.out / 'chart.png'}")
     if own_errors:
         print(f"{own_errors} edgeattn benchmark(s) failed: a wrong result or an error status is a bug", file=sys.stderr)

@@ -4,7 +4,7 @@ fastest repetition over all processes, the % of limit divides the SIMD path's me
 median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that
 made-up cache sizes give its bytes; the other CPUs' load from made-up /proc/stat samples warns above 10%; the work
 split cases get their own rows, judged against the issue's goals; the accuracy column reads the SIMD path's and the
-best peer's own max_ulp counters."""
+best peer's own max_ulp counters; the model cases' tokens/s and their limits."""
 import json
 import pathlib
 import sys
@@ -209,6 +209,47 @@ def check_accuracy(failures):
         failures.append("a case without max_ulp shows an accuracy")
     if report.fmt_accuracy(1.5, float("inf")) != "1.5 / inf":
         failures.append(f"accuracy cell: {report.fmt_accuracy(1.5, float('inf'))}")
+def check_models(failures):
+    """Model cases (bench/model_bench.cc): decode's bytes per token against the level that holds them (L3 4 MiB
+    here: a 3 MiB model against L3, a 100 MiB one against DRAM), prefill against the FMA peak, tokens/s, and the
+    naive decoder's tokens/s with the paired ratio."""
+    mib = 2**20
+    calib = [("read_l3", 4.0 * mib, 80.0, 0.0), ("read_dram", 256.0 * mib, 25000.0, 0.0), ("fma_peak", 0.0, 10.0, 1e6)]
+    bench = [entry(f"calibrate/{name}/limit", aggregate, us, bytes=b, flops=f)
+             for name, b, us, f in calib for aggregate in ("min", "median")]
+    small, big = "model/3M/f32/kv=f32/j=1,decode", "model/100M/f32/kv=f32/j=1,decode"
+    prefill = "model/3M/f32/kv=f32/j=1,prefill"
+    # 224 tokens: 3 MiB and 100 MiB per token; the prefill: 32 tokens, 1e8 flops.
+    for case, per_token, us in [(small, 3.0 * mib, 20000.0), (big, 100.0 * mib, 3e6)]:
+        for aggregate in ("min", "median"):
+            bench.append(entry(f"{case}/simd", aggregate, us, bytes=224 * per_token, elements=224.0, flops=1.0))
+    prefill2 = "model/3M/f32/kv=f32/j=2,prefill"
+    for aggregate in ("min", "median"):
+        bench.append(entry(f"{prefill}/simd", aggregate, 400.0, bytes=1.0, elements=32.0, flops=1e8))
+        bench.append(entry(f"{prefill2}/simd", aggregate, 250.0, bytes=1.0, elements=32.0, flops=1e8))
+        bench.append(entry(f"{small}/naive", aggregate, 40000.0, bytes=1.0, elements=224.0, flops=1.0))
+    bench.append(entry(f"{small}/simd~naive", "median", 1.0, ratio=1.9))
+    bench.append(entry(f"{prefill2}/simd~one_thread", "median", 1.0, ratio=1.6))
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = pathlib.Path(tmp) / "results.json"
+        raw.write_text(json.dumps({"context": {"caches": caches(32 << 10, 1 * mib, 4 * mib)}, "benchmarks": bench}))
+        context, results = report.load(raw)
+    lim, _ = report.summarize(results, context)
+    rows = {r["case"]: r for r in report.model_rows(results, lim, report.cache_sizes(context))}
+    l3, dram, fma = 4.0 * mib / 80e-6, 256.0 * mib / 25000e-6, 1e6 / 10e-6
+    check(failures, "model decode tok/s", rows[small]["tokens_per_s"], 224 / 0.02)
+    check(failures, "model decode in L3: % of limit", rows[small]["percent_of_limit"], 100.0 * 224 * 3 * mib / 0.02 / l3)
+    check(failures, "model decode in L3: limit tok/s", rows[small]["limit_tokens_per_s"], l3 / (3 * mib))
+    check(failures, "model decode in DRAM: limit tok/s", rows[big]["limit_tokens_per_s"], dram / (100 * mib))
+    check(failures, "model prefill: % of the FMA peak", rows[prefill]["percent_of_limit"], 100.0 * 1e8 / 400e-6 / fma)
+    check(failures, "model prefill on 2 threads: % of two cores' FMA peak", rows[prefill2]["percent_of_limit"],
+          100.0 * 1e8 / 250e-6 / (2 * fma))
+    check(failures, "2 threads over 1 (the paired ratio)", rows[prefill2]["over_one_thread"], 1.6)
+    check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
+    check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
+    for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):
+        if rows[case]["limit"] != level:
+            failures.append(f"{case}: limit {rows[case]['limit']}, expected {level}")
 
 
 def main():
@@ -236,6 +277,7 @@ def main():
     check_readers(failures)
     check_split(failures)
     check_accuracy(failures)
+    check_models(failures)
     for f in failures:
         print("FAIL", f)
     print("report_test:", "failed" if failures else "passed")

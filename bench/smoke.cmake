@@ -3,7 +3,7 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 execute_process(
-  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|/n=128,d=64,|rows=4,|seq=|rows=1,cols=384/|split/prefill_causal/L=256,d=64/|split/decode/f16/n=4096,d=128,hot/|split/wakeup"
+  COMMAND ${BENCH} "--benchmark_filter=calibrate/|/n=16/|/n=256/|L=4,d=8/|L=16,d=64/|/n=128,d=64,|rows=4,|seq=|rows=1,cols=384/|split/prefill_causal/L=256,d=64/|split/decode/f16/n=4096,d=128,hot/|split/wakeup|model/260K/f32/kv=f32/j=1,"
           --benchmark_min_time=0.001 --benchmark_out=${WORK_DIR}/results.json --benchmark_out_format=json
   OUTPUT_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -31,6 +31,12 @@ foreach(case IN ITEMS "split/prefill_causal/L=256,d=64" "split/decode/f16/n=4096
   string(REGEX MATCH "${case} +[0-9.]+ [mun]?s +[0-9.]+ [mun]?s +[0-9.]+x" row "${table}")
   if(NOT row)
     message(FATAL_ERROR "no complete work split row for ${case} in the report")
+  endif()
+endforeach()
+# The model cases (bench/model_bench.cc): tokens/s, its limit and the naive decoder's, in their own table.
+foreach(phase IN ITEMS decode prefill)
+  if(NOT table MATCHES "model/260K/f32/kv=f32/j=1,${phase} +[0-9,]+ +[0-9,]+ +[0-9]+% [a-z0-9]+ +[0-9,]+ +[0-9.]+x")
+    message(FATAL_ERROR "no complete model row for model/260K/f32/kv=f32/j=1,${phase} in the report")
   endif()
 endforeach()
 if(NOT table MATCHES "wake-up latency [^\n]*: [0-9.]+ [mun]?s")
