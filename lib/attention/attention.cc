@@ -8,6 +8,7 @@
 #include "lib/attention/attention_scalar.h"
 #include "lib/attention/attention_split.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/attention/attention.cc"
@@ -169,7 +170,7 @@ Status Attention(const AttentionDesc& desc, const float* q, const float* k, cons
   internal::AttentionProblem problem;
   const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
+    EDGEATTN_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
   }
   return status;
 }
@@ -201,7 +202,7 @@ Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, con
   const SplitArgs split{part, shared, shared_size};
   const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem, &split);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
+    EDGEATTN_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
                                                shared == nullptr ? nullptr : internal::AlignedScratch(shared),
                                                internal::AlignedScratch(workspace));
   }
@@ -223,7 +224,7 @@ Status AttentionFinish(const AttentionDesc& desc, void* shared, size_t shared_si
   if (internal::Overlap(internal::RangeOf(out, bytes.out), internal::RangeOf(shared, layout.bytes))) {
     return Status::kOverlap;
   }
-  HWY_DYNAMIC_DISPATCH(AttentionFinishForward)(problem, internal::AlignedScratch(shared), out);
+  EDGEATTN_DISPATCH(AttentionFinishForward)(problem, internal::AlignedScratch(shared), out);
   return Status::kOk;
 }
 
@@ -250,7 +251,7 @@ Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const floa
   for (const ByteRange& in : inputs) {
     if (Overlap(out_range, in)) return Status::kOverlap;
   }
-  HWY_DYNAMIC_DISPATCH(AttentionForward)(ProblemOf(desc), q, k, v, out, AlignedScratch(workspace));
+  EDGEATTN_DISPATCH(AttentionForward)(ProblemOf(desc), q, k, v, out, AlignedScratch(workspace));
   return Status::kOk;
 }
 
@@ -258,7 +259,7 @@ AttentionPath AttentionPathForTest(const AttentionDesc& desc) noexcept {
   AttentionProblem problem;
   AttentionBytes bytes;
   if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return AttentionPath::kRow;
-  return HWY_DYNAMIC_DISPATCH(AttentionPathOf)(problem);
+  return EDGEATTN_DISPATCH(AttentionPathOf)(problem);
 }
 
 }  // namespace internal
@@ -266,7 +267,7 @@ AttentionPath AttentionPathForTest(const AttentionDesc& desc) noexcept {
 Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k, float* weights) noexcept {
   internal::AttentionProblem problem;
   const Status status = CheckWeights(desc, q, k, weights, &problem);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(AttentionWeightsForward)(problem, q, k, weights);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(AttentionWeightsForward)(problem, q, k, weights);
   return status;
 }
 

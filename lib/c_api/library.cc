@@ -4,6 +4,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/targets.h"
+#include "lib/common/vector_unit-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -12,12 +13,15 @@ namespace HWY_NAMESPACE {
 // The target this copy of the code was compiled for; dispatching to it tells which copy runs.
 int64_t CompiledTarget() { return HWY_TARGET; }
 
+bool VectorFlushesSubnormals() { return kVectorFlushesSubnormals; }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "edgeattn/status.h"
+#include "lib/common/dispatch.h"
 
 #ifndef EDGEATTN_VERSION_STRING
 #error "the build defines EDGEATTN_VERSION_STRING from the CMake project version"
@@ -26,6 +30,7 @@ HWY_AFTER_NAMESPACE();
 namespace edgeattn {
 
 HWY_EXPORT(CompiledTarget);
+HWY_EXPORT(VectorFlushesSubnormals);
 
 const char* StatusString(Status status) noexcept {
   switch (status) {
@@ -47,9 +52,13 @@ const char* StatusString(Status status) noexcept {
   return "unknown status";
 }
 
-const char* SimdTarget() noexcept { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CompiledTarget)()); }
+const char* SimdTarget() noexcept { return hwy::TargetName(EDGEATTN_DISPATCH(CompiledTarget)()); }
 
 const char* Version() noexcept { return EDGEATTN_VERSION_STRING; }
+
+namespace internal {
+bool DispatchedVectorFlushesSubnormals() noexcept { return EDGEATTN_DISPATCH(VectorFlushesSubnormals)(); }
+}  // namespace internal
 
 }  // namespace edgeattn
 #endif  // HWY_ONCE

@@ -3,6 +3,7 @@
 
 #include "edgeattn/dot.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/dot/dot_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -34,7 +35,7 @@ HWY_EXPORT(DotArrays);
 
 Status Dot(const float* a, const float* b, size_t n, float* result) noexcept {
   const Status status = CheckDot(a, b, n, result);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(DotArrays)(a, b, n, result);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(DotArrays)(a, b, n, result);
   return status;
 }
 

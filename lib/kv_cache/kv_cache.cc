@@ -8,6 +8,7 @@
 #include "edgeattn/kv_cache.h"
 #include "lib/attention/attention_split.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_cache_storage.h"
 
@@ -348,7 +349,7 @@ Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache&
                        size_t workspace_size) noexcept {
   internal::KvAttentionProblem p{};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
+  if (status == Status::kOk) EDGEATTN_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
   return status;
 }
 
@@ -372,7 +373,7 @@ Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* 
   const SplitArgs split{part, shared, shared_size};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p, &split);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(KvAttentionPartForward)(p, part, q, out,
+    EDGEATTN_DISPATCH(KvAttentionPartForward)(p, part, q, out,
                                                  shared == nullptr ? nullptr : internal::AlignedScratch(shared),
                                                  internal::AlignedScratch(workspace));
   }
@@ -394,7 +395,7 @@ Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, vo
   if (internal::Overlap(internal::RangeOf(out, out_bytes), internal::RangeOf(shared, layout.bytes))) {
     return Status::kOverlap;
   }
-  HWY_DYNAMIC_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
+  EDGEATTN_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
   return Status::kOk;
 }
 

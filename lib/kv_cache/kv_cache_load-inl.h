@@ -17,6 +17,7 @@
 
 #include "hwy/highway.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/common/vector_unit-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -104,17 +105,10 @@ HWY_INLINE float KvFusedElement(const unsigned char* row, size_t e, float scale)
   return internal::HalfBitsToFloat(h);
 }
 
-// Whether a Q8 row with this scale must be converted element by element: ARMv7 NEON flushes subnormal operands
-// to zero, so a subnormal scale (a row whose max |x| is below 127 * 2^-126) would turn q * scale into 0 where
-// Read's VFP product keeps it; other targets multiply as Read does.
-HWY_INLINE bool KvQ8ScaleFlushes(float scale) {
-#if HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_NEON
-  return scale != 0.0f && scale < FLT_MIN;
-#else
-  (void)scale;
-  return false;
-#endif
-}
+// Whether a Q8 row with this scale must be converted element by element: a vector unit that flushes subnormal
+// operands (kVectorFlushesSubnormals) would turn q * scale into 0 for a subnormal scale (a row whose max |x| is
+// below 127 * 2^-126) where Read's scalar product keeps it; other targets multiply as Read does.
+HWY_INLINE bool KvQ8ScaleFlushes(float scale) { return kVectorFlushesSubnormals && scale != 0.0f && scale < FLT_MIN; }
 
 // lanes (<= Lanes(d)) elements of a stored row from column c as floats; lanes past them are 0, as LoadTail's.
 template <int kKind, class D>

@@ -4,6 +4,7 @@
 
 #include "edgeattn/linear.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/linear/linear_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -41,7 +42,7 @@ HWY_EXPORT(LinearTransposedRows);
 Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
               size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(LinearRows)(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(LinearRows)(x, rows, in_features, weight, bias, out_features, y);
   return status;
 }
 
@@ -49,7 +50,7 @@ Status LinearTransposed(const float* x, size_t rows, size_t in_features, const f
                         size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, y);
+    EDGEATTN_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, y);
   }
   return status;
 }

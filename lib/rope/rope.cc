@@ -4,6 +4,7 @@
 
 #include "edgeattn/rope.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/common/float_util.h"
 #include "lib/rope/rope_scalar.h"
 
@@ -106,7 +107,7 @@ HWY_EXPORT(RopeRows);
 Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_position) noexcept {
   internal::RopeProblem problem;
   const Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/true, &problem);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(RopeRows)(problem, x, seq_len, first_position);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(RopeRows)(problem, x, seq_len, first_position);
   return status;
 }
 
