@@ -45,6 +45,21 @@ std::vector<Path> AllPaths() {
   return paths;
 }
 
+namespace {
+// The target a PathTest or ScopedTarget forces now (0: none). Highway 1.0.3 answers SupportedTargets() with the
+// forced mask while one is forced, so CpuSupports lifts the forcing to ask and puts it back.
+Path g_forced_target = 0;
+
+void ForceTarget(Path target) {
+#if HWY_COMPILE_ONLY_STATIC
+  (void)target;
+#else
+  g_forced_target = target;
+  hwy::SetSupportedTargetsForTest(target);
+#endif
+}
+}  // namespace
+
 bool CpuSupports(Path path) {
 #if HWY_COMPILE_ONLY_STATIC
   (void)path;
@@ -52,7 +67,9 @@ bool CpuSupports(Path path) {
 #else
   if (path == kScalarPath) return true;
   hwy::SetSupportedTargetsForTest(0);
-  return (hwy::SupportedTargets() & path) != 0;
+  const bool supported = (hwy::SupportedTargets() & path) != 0;
+  if (g_forced_target != 0) hwy::SetSupportedTargetsForTest(g_forced_target);
+  return supported;
 #endif
 }
 
@@ -69,32 +86,18 @@ const char* TargetName(Path target) { return target == kScalarPath ? "ScalarPath
 std::string PathName(const ::testing::TestParamInfo<Path>& info) { return TargetName(info.param); }
 
 ScopedTarget::ScopedTarget(Path target) {
-#if HWY_COMPILE_ONLY_STATIC
-  (void)target;
-#else
-  if (target != kScalarPath) hwy::SetSupportedTargetsForTest(target);
-#endif
+  if (target != kScalarPath) ForceTarget(target);
 }
 
-ScopedTarget::~ScopedTarget() {
-#if !HWY_COMPILE_ONLY_STATIC
-  hwy::SetSupportedTargetsForTest(0);
-#endif
-}
+ScopedTarget::~ScopedTarget() { ForceTarget(0); }
 
 void PathTest::SetUp() {
   if (!CpuSupports(GetParam())) GTEST_SKIP() << TargetName(GetParam()) << " is compiled but this CPU lacks it";
-#if !HWY_COMPILE_ONLY_STATIC
-  if (!IsScalarPath()) hwy::SetSupportedTargetsForTest(GetParam());
-#endif
+  if (!IsScalarPath()) ForceTarget(GetParam());
   ::testing::Test::RecordProperty("seed", std::to_string(TestSeed()));
 }
 
-void PathTest::TearDown() {
-#if !HWY_COMPILE_ONLY_STATIC
-  hwy::SetSupportedTargetsForTest(0);
-#endif
-}
+void PathTest::TearDown() { ForceTarget(0); }
 
 edgeattn::AttentionDesc MakeDesc(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim,
                                  edgeattn::MaskKind mask, size_t num_heads, size_t num_kv_heads) {
