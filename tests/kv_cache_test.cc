@@ -328,12 +328,15 @@ TEST_P(KvCacheTest, InitErrors) {
   d = good;
   d.type = static_cast<KvType>(7);
   EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidArgument);
-  EXPECT_EQ(cache.Init(good, storage.data(), need - 1), Status::kInvalidArgument);
+  EXPECT_EQ(cache.Init(good, storage.data(), need - 1), Status::kWorkspaceTooSmall);  // a caller buffer too small
   d = good;
   d.head_dim = 0;
   d.window = 9;  // shape before argument
   EXPECT_EQ(cache.Init(d, nullptr, need), Status::kNullPointer);
   EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidShape);
+  d = good;
+  d.window = 9;  // argument before size
+  EXPECT_EQ(cache.Init(d, storage.data(), 1), Status::kInvalidArgument);
   EXPECT_EQ(storage, before);
   // An uninitialised cache is a null storage.
   float k[8] = {}, v[8] = {};
@@ -565,6 +568,50 @@ TEST_P(KvCacheTest, AttentionErrorsChangeNothing) {
   d.mask = MaskKind::kCausal;
   d.q_len = 1;  // position 5 sees 2..5
   EXPECT_EQ(RunCached(api(), d, q.data(), tc.cache, o6), Status::kInvalidShape);
+}
+
+// A cache whose storage_size was shrunk by hand (through the C struct or KvCacheState): every operation reports
+// kWorkspaceTooSmall, after its own shape and argument errors, and changes nothing.
+TEST_P(KvCacheTest, ShortStorageIsWorkspaceTooSmallAfterArguments) {
+  Rng rng;
+  const KvCacheDesc c = MakeCacheDesc(KvType::kQ8, 1, 4, 4, 8, 0);
+  TestCache tc(c, 1);
+  std::vector<float> k, v;
+  RandomRows(rng, c, 3, k, v);
+  ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 3), Status::kOk);
+  for (size_t short_size : {edgeattn::KvCacheStorageSize(c) - 1, size_t{3}}) {  // past the header, and inside it
+    edgeattn::internal::KvCacheState st = tc.cache.state();
+    st.storage_size = short_size;
+    KvCache shrunk(st);
+    const Unchanged before(tc);
+    std::vector<float> kr(4), vr(4), bad_k = k;
+    bad_k[0] = kNaN;
+    EXPECT_EQ(shrunk.Append(k.data(), v.data(), 1), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Append(nullptr, nullptr, 0), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Append(k.data(), v.data(), SIZE_MAX / 2), Status::kInvalidShape) << short_size;
+    EXPECT_EQ(shrunk.Append(bad_k.data(), v.data(), 1), Status::kInvalidArgument) << short_size;
+    EXPECT_EQ(shrunk.Truncate(2), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Truncate(4), Status::kInvalidArgument) << short_size;
+    EXPECT_EQ(shrunk.Read(1, kr.data(), vr.data()), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Read(3, kr.data(), vr.data()), Status::kInvalidArgument) << short_size;
+    const AttentionDesc d = CachedDesc(1, c, 1, MaskKind::kCausal);
+    std::vector<float> q(4, 0.5f), out(4, 7.0f);
+    std::vector<unsigned char> ws(edgeattn::AttentionCachedWorkspaceBytes(1, 1, 1, 4, 4, 8));
+    EXPECT_EQ(api().attention_cached(d, q.data(), shrunk, out.data(), ws.data(), ws.size()),
+              Status::kWorkspaceTooSmall)
+        << short_size;
+    AttentionDesc bad = d;
+    bad.scale = -1.0f;
+    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()),
+              Status::kInvalidArgument)
+        << short_size;
+    bad = d;
+    bad.q_len = 4;  // more causal queries than positions
+    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()), Status::kInvalidShape)
+        << short_size;
+    EXPECT_EQ(out, std::vector<float>(4, 7.0f));
+    EXPECT_TRUE(before.Holds());
+  }
 }
 
 // ---- Results ----
@@ -880,7 +927,8 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
   ASSERT_EQ(storage.size(), 16u + 4 * 16 * 2);
   edgeattn_kv_cache cache;
   std::memset(&cache, 0, sizeof(cache));
-  EXPECT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size() - 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size() - 1),
+            EDGEATTN_ERROR_WORKSPACE_TOO_SMALL);
   ASSERT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size()), EDGEATTN_OK);
   std::vector<float> k(5 * 8), v(5 * 8), kr(8), vr(8);
   for (float& x : k) x = rng.Normal();

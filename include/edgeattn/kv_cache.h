@@ -90,7 +90,9 @@ class KvCache {
   constexpr explicit KvCache(const internal::KvCacheState& state) noexcept : state_(state) {}
 
   // Checks the shape (kInvalidShape: a zero size or overflowing byte count; kInvalidArgument: unknown type,
-  // window > capacity, storage_size < KvCacheStorageSize(desc)) and starts empty. storage: any alignment.
+  // window > capacity; kWorkspaceTooSmall: storage_size < KvCacheStorageSize(desc)) and starts empty. storage: any
+  // alignment. A cache whose storage_size was later made too small (by hand, through the state or the C struct)
+  // answers every call with kWorkspaceTooSmall, after that call's own shape and argument errors.
   [[nodiscard]] Status Init(const KvCacheDesc& desc, void* storage, size_t storage_size) noexcept;
 
   // Appends n positions: k [n][num_kv_heads][head_dim], v [n][num_kv_heads][value_dim], positions length ..
