@@ -957,7 +957,7 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
                "the KV cache has no room for the positions being appended");
 }
 
-// The F16 and Q8 decode steps read the stored bytes in registers (lib/kv_cache/kv_cache_fused-inl.h) with the
+// The F16 and Q8 decode steps read the stored bytes in registers (route fused, lib/kv_cache/kv_tiles-inl.h) with the
 // decode path's arithmetic per query head: they must give the bits of an F32 cache holding what Read returns,
 // over row tails (widths that are no multiple of any lane count), storage at odd addresses, rings that wrap
 // inside a tile, groups of 1 to 6 query heads (fused four, two and one at a time), tiles of 256 crossed, F16

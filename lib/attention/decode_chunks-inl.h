@@ -17,8 +17,9 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/attention/shared-inl.h"
 #include "lib/common/float_util.h"
+#include "lib/common/formats-inl.h"
+#include "lib/common/row_source.h"
 #include "lib/common/simd_tail-inl.h"
-#include "lib/dot/dot-inl.h"
 #include "lib/exp/exp_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -56,7 +57,8 @@ HWY_NOINLINE DecodePartial DecodeChunkTwoPass(D d, const internal::AttentionProb
                                               const float* k, size_t k_stride, const float* v, size_t v_stride,
                                               size_t nb, float* s, float* acc) {
   DecodePartial r = EmptyPartial();
-  DecodeScores(d, q_row, k, k_stride, p.head_dim, nb, p.scale, s);
+  float* const s_rows[1] = {s};
+  DecodeScores<F32Format, 1>(d, &q_row, internal::PlainRows(k, k_stride), p.head_dim, nb, p.scale, s_rows);
   float m = -internal::kInfinity;
   for (size_t j = 0; j < nb; ++j) {
     const float x = s[j];
@@ -78,7 +80,10 @@ HWY_NOINLINE DecodePartial DecodeChunkTwoPass(D d, const internal::AttentionProb
   }
   if (!(m > -internal::kInfinity)) return r;  // every score -inf: weight 0 each
   DecodeSoftmaxStep<kToNearest>(d, s, nb, m, true, r.m, r.l);
-  DecodePv(d, s, nb, v, v_stride, acc, p.value_dim, 0.0f, false);
+  const float* const p_rows[1] = {s};
+  float* const out_rows[1] = {acc};
+  const float alpha[1] = {0.0f};
+  DecodePv<F32Format, 1>(d, p_rows, nb, internal::PlainRows(v, v_stride), out_rows, p.value_dim, alpha, false);
   return r;
 }
 
@@ -93,15 +98,17 @@ HWY_INLINE DecodePartial DecodeChunk(D d, const HeadView& t, size_t i, size_t j_
   const float* v = t.v + j_begin * t.v_stride;
   if (!to_nearest) return DecodeChunkTwoPass<false>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
   DecodePartial r = EmptyPartial();
+  const internal::RowSource ks = internal::PlainRows(k, t.k_stride), vs = internal::PlainRows(v, t.v_stride);
+  const auto q_of = [q_row](size_t) { return q_row; };
+  const auto out_of = [acc](size_t) { return acc; };
+  TileRow<decltype(q_of), decltype(out_of)> row{1, &r.m, &r.l, q_of, out_of};
+  const TileShape sh{p.head_dim, p.value_dim, p.scale, s, 0};
   for (size_t j0 = j_begin; j0 < j_end; j0 += kDecodeTile) {
     const size_t nb = j_end - j0 < kDecodeTile ? j_end - j0 : kDecodeTile;
-    DecodeScores(d, q_row, t.k + j0 * t.k_stride, t.k_stride, p.head_dim, nb, p.scale, s);
-    const float tile_max = DecodeTileMax(d, s, nb);
-    if (tile_max != tile_max) {
+    DecodeTile<F32Format, 1>(d, row, ks.From(j0 - j_begin), vs.From(j0 - j_begin), nb, sh, 1);
+    if (r.m != r.m) {
       return DecodeChunkTwoPass<true>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
     }
-    const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, j0 == j_begin, r.m, r.l);
-    DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, acc, p.value_dim, alpha, j0 != j_begin);
   }
   return r;
 }

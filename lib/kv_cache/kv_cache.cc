@@ -7,10 +7,12 @@
 #include "edgeattn/kv_cache.h"
 #include "lib/attention/attention_checks.h"
 #include "lib/attention/attention_split.h"
+#include "lib/common/bit_cast.h"
 #include "lib/common/checks.h"
 #include "lib/common/dispatch.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_cache_storage.h"
+#include "lib/kv_cache/kv_route.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kv_cache/kv_cache.cc"
@@ -64,40 +66,6 @@ Status CheckCacheState(const internal::KvCacheState& s, uint64_t* oldest) {
 // storage, which comes after them (kWorkspaceTooSmall, attention_checks.h's order).
 bool BeforeCallersChecks(Status state_status) {
   return state_status != Status::kOk && state_status != Status::kWorkspaceTooSmall;
-}
-
-// Stores position `position`'s K and V rows (k_src: [heads][head_dim], v_src: [heads][value_dim]) in its slot.
-void StorePosition(const KvLayout& l, unsigned char* storage, size_t position, const float* k_src,
-                   const float* v_src) {
-  const size_t slot = position % l.capacity;
-  for (size_t which = 0; which < 2; ++which) {
-    const float* src = which == 0 ? k_src : v_src;
-    const size_t row = which == 0 ? l.k_row : l.v_row;
-    const size_t width = which == 0 ? l.head_dim : l.value_dim;
-    unsigned char* dst = storage + (which == 0 ? l.k_offset : l.v_offset) + slot * row * l.element_bytes;
-    switch (l.type) {
-      case KvType::kF32:
-        memcpy(dst, src, row * sizeof(float));
-        break;
-      case KvType::kF16:
-        for (size_t e = 0; e < row; ++e) {
-          const uint16_t h = internal::FloatToHalfBits(src[e]);
-          memcpy(dst + e * 2, &h, sizeof(h));
-        }
-        break;
-      case KvType::kQ8:
-        for (size_t g = 0; g < l.heads; ++g) {
-          const float scale = internal::Q8Scale(src + g * width, width);
-          for (size_t c = 0; c < width; ++c) {
-            const int8_t q = internal::Q8Quantize(src[g * width + c], scale);
-            memcpy(dst + g * width + c, &q, sizeof(q));
-          }
-          memcpy(storage + l.scale_offset + ((slot * l.heads + g) * 2 + which) * sizeof(float), &scale,
-                 sizeof(scale));
-        }
-        break;
-    }
-  }
 }
 
 // Values the cache cannot store: F16 finite |x| >= 65520 (would become infinity), Q8 non-finite.
@@ -165,7 +133,10 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
     return Status::kOverlap;
   }
   unsigned char* storage = static_cast<unsigned char*>(state_.storage);
-  for (size_t j = skip; j < n; ++j) StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+  for (size_t j = skip; j < n; ++j) {
+    internal::StoreSide(l, storage, state_.length + j, internal::KvSide::kKey, k + j * l.k_row);
+    internal::StoreSide(l, storage, state_.length + j, internal::KvSide::kValue, v + j * l.v_row);
+  }
   const size_t length = state_.length + n;
   if (length - oldest > d.capacity) internal::StoreOldest(storage, length - d.capacity);
   state_.length = length;
@@ -200,8 +171,8 @@ Status KvCache::Read(size_t position, float* k, float* v) const noexcept {
   }
   const unsigned char* storage = static_cast<const unsigned char*>(state_.storage);
   for (size_t g = 0; g < d.num_kv_heads; ++g) {
-    internal::LoadHeadRow(l, storage, position % d.capacity, g, 0, k + g * d.head_dim);
-    internal::LoadHeadRow(l, storage, position % d.capacity, g, 1, v + g * d.value_dim);
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, internal::KvSide::kKey, k + g * d.head_dim);
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, internal::KvSide::kValue, v + g * d.value_dim);
   }
   return Status::kOk;
 }
@@ -324,6 +295,7 @@ HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const
 HWY_EXPORT(KvAttentionForward);
 HWY_EXPORT(KvAttentionPartForward);
 HWY_EXPORT(KvAttentionFinishForward);
+HWY_EXPORT(KvRouteOf);
 
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
   const internal::KvCacheState& s = cache.state();
@@ -383,6 +355,16 @@ Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, vo
   if (work) EDGEATTN_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
   return status;
 }
+
+namespace internal {
+
+KvRoute KvRouteForTest(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  KvAttentionProblem p{};
+  if (CheckCachedProblem(desc, cache.state(), &p) != Status::kOk) return KvRoute::kScalarRows;
+  return EDGEATTN_DISPATCH(KvRouteOf)(p);
+}
+
+}  // namespace internal
 
 namespace scalar {
 
