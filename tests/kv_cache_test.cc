@@ -10,10 +10,13 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "edgeattn/edgeattn.h"
+#include "hwy/targets.h"
 #include "lib/kv_cache/kv_cache_storage.h"
+#include "lib/kv_cache/kv_route.h"
 #include "tests/fp_env.h"
 #include "tests/half_reference.h"
 #include "tests/reference.h"
@@ -611,6 +614,55 @@ TEST_P(KvCacheTest, ShortStorageIsWorkspaceTooSmallAfterArguments) {
         << short_size;
     EXPECT_EQ(out, std::vector<float>(4, 7.0f));
     EXPECT_TRUE(before.Holds());
+  }
+}
+
+// ---- Routes ----
+
+// The SIMD path's route is chosen once per call, from the problem, the storage's alignment, the target and the
+// rounding mode (lib/kv_cache/kv_cache-inl.h, ChooseKvRoute); KvRouteForTest reports the choice.
+TEST_P(KvCacheTest, RouteIsChosenFromShapeAlignmentTargetAndMode) {
+  using edgeattn::internal::KvRoute;
+  using edgeattn::internal::KvRouteForTest;
+  if (IsScalarPath()) GTEST_SKIP() << "the scalar path has no routes: the row kernels throughout";
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kFused), "fused");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kConverted), "converted");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kTwoPass), "two_pass");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kScalarRows), "scalar_rows");
+  Rng rng;
+  const bool fused_target = GetParam() != HWY_SCALAR;  // one lane: no fused route (flash)
+  for (KvType type : kTypes) {
+    for (size_t misalign : {0, 1, 2}) {
+      const bool aligned = misalign % edgeattn::internal::KvElementBytes(type) == 0;
+      const KvRoute decode = fused_target && aligned ? KvRoute::kFused : KvRoute::kConverted;
+      const KvCacheDesc c = MakeCacheDesc(type, 1, 8, 8, 700, 0), small = MakeCacheDesc(type, 1, 8, 8, 40, 0);
+      TestCache long_cache(c, misalign), short_cache(small, misalign);
+      std::vector<float> k, v;
+      RandomRows(rng, c, 700, k, v);
+      ASSERT_EQ(long_cache.cache.Append(k.data(), v.data(), 700), Status::kOk);
+      ASSERT_EQ(short_cache.cache.Append(k.data(), v.data(), 40), Status::kOk);
+      const std::string what = std::string(TypeName(type)) + " misaligned by " + std::to_string(misalign);
+      for (const TestCache* tc : {&long_cache, &short_cache}) {  // several key chunks, and one
+        const KvCacheDesc& cd = tc->desc();
+        EXPECT_EQ(KvRouteForTest(CachedDesc(1, cd, 2, MaskKind::kCausal), tc->cache), decode) << what;
+        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries - 1, cd, 1, MaskKind::kNone),
+                                 tc->cache),
+                  decode)
+            << what;
+        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries, cd, 1, MaskKind::kCausal),
+                                 tc->cache),
+                  KvRoute::kConverted)
+            << what;
+        if (kHasFpControl) {
+          ScopedFpEnv upward(FpEnv{kUpward, false, false});
+          const KvRoute directed = tc == &long_cache ? KvRoute::kTwoPass : KvRoute::kScalarRows;
+          EXPECT_EQ(KvRouteForTest(CachedDesc(1, cd, 2, MaskKind::kCausal), tc->cache), directed) << what;
+        }
+      }
+      AttentionDesc bad = CachedDesc(1, c, 2, MaskKind::kCausal);
+      bad.scale = -1.0f;
+      EXPECT_EQ(KvRouteForTest(bad, long_cache.cache), KvRoute::kScalarRows) << what;
+    }
   }
 }
 
