@@ -41,7 +41,9 @@ constexpr bool kDecode16 = false;
 // The eight accumulators of an eight-slot pass reduced together into their eight sums times scale, at dst[0 .. 8):
 // a transposing tree of pair sums (log2(N) levels, each halving the partial sums per slot) instead of eight
 // horizontal reductions (docs/performance.md, step 13). Every slot's lanes are summed by the same tree.
-template <class D, class V>
+// kWholeVector: dst holds max(8, N) floats and is read back at once, so the sums are stored as a whole vector (a
+// scalar load from a masked store's bytes is not forwarded from the store buffer: a stall per load).
+template <bool kWholeVector = false, class D, class V>
 HWY_INLINE void Reduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7, V vscale, float* dst) {
   const size_t N = hn::Lanes(d);
   const V b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
@@ -53,7 +55,7 @@ HWY_INLINE void Reduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7, V v
   }
   V w = PairSums(d, b0, b1);  // eight slots, N/8 partial sums each
   for (size_t parts = N / 8; parts > 1; parts /= 2) w = PairSums(d, w, w);
-  if (N == 8) {
+  if (N == 8 || kWholeVector) {
     hn::StoreU(hn::Mul(w, vscale), d, dst);
   } else {
     StoreTail(d, hn::Mul(w, vscale), dst, 8);
@@ -61,29 +63,38 @@ HWY_INLINE void Reduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7, V v
 }
 
 // One column vector (columns [c, c + lanes)) of an eight-slot pass: slot h (8 / GH) + t += q[h] key t (keys r[t],
-// their scales sc[t]), so each loaded key vector feeds GH products.
+// their scales sc[t]), so each loaded key vector feeds GH products. (No lambdas in these loops: GCC left them out of
+// line, their calls costing up to 2x; Highway's HWY_INLINE forces functions inline.)
 template <class Format, size_t GH, class D, class V>
 HWY_INLINE void ScoreColumn(D d, const float* const* q, const unsigned char* const* r, const float* sc, size_t c,
                             size_t lanes, V& a0, V& a1, V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
-  const auto key = [&](size_t t) { return LoadRowVec<Format>(d, r[t], c, lanes, hn::Set(d, sc[t]), sc[t]); };
   const V q0 = LoadVecN(d, q[0] + c, lanes);
-  if constexpr (GH == 1) {
-    a0 = hn::MulAdd(q0, key(0), a0), a1 = hn::MulAdd(q0, key(1), a1), a2 = hn::MulAdd(q0, key(2), a2);
-    a3 = hn::MulAdd(q0, key(3), a3), a4 = hn::MulAdd(q0, key(4), a4), a5 = hn::MulAdd(q0, key(5), a5);
-    a6 = hn::MulAdd(q0, key(6), a6), a7 = hn::MulAdd(q0, key(7), a7);
-  } else if constexpr (GH == 2) {
-    const V q1 = LoadVecN(d, q[1] + c, lanes);
-    const V x0 = key(0), x1 = key(1), x2 = key(2), x3 = key(3);
-    a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q0, x2, a2);
-    a3 = hn::MulAdd(q0, x3, a3), a4 = hn::MulAdd(q1, x0, a4), a5 = hn::MulAdd(q1, x1, a5);
-    a6 = hn::MulAdd(q1, x2, a6), a7 = hn::MulAdd(q1, x3, a7);
-  } else {
+  V x0 = LoadRowVec<Format>(d, r[0], c, lanes, hn::Set(d, sc[0]), sc[0]);
+  V x1 = LoadRowVec<Format>(d, r[1], c, lanes, hn::Set(d, sc[1]), sc[1]);
+  if constexpr (GH == 4) {
     const V q1 = LoadVecN(d, q[1] + c, lanes), q2 = LoadVecN(d, q[2] + c, lanes), q3 = LoadVecN(d, q[3] + c, lanes);
-    const V x0 = key(0), x1 = key(1);
     a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q1, x0, a2);
     a3 = hn::MulAdd(q1, x1, a3), a4 = hn::MulAdd(q2, x0, a4), a5 = hn::MulAdd(q2, x1, a5);
     a6 = hn::MulAdd(q3, x0, a6), a7 = hn::MulAdd(q3, x1, a7);
+    return;
   }
+  V x2 = LoadRowVec<Format>(d, r[2], c, lanes, hn::Set(d, sc[2]), sc[2]);
+  V x3 = LoadRowVec<Format>(d, r[3], c, lanes, hn::Set(d, sc[3]), sc[3]);
+  if constexpr (GH == 2) {
+    const V q1 = LoadVecN(d, q[1] + c, lanes);
+    a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q0, x2, a2);
+    a3 = hn::MulAdd(q0, x3, a3), a4 = hn::MulAdd(q1, x0, a4), a5 = hn::MulAdd(q1, x1, a5);
+    a6 = hn::MulAdd(q1, x2, a6), a7 = hn::MulAdd(q1, x3, a7);
+    return;
+  }
+  a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q0, x2, a2);
+  a3 = hn::MulAdd(q0, x3, a3);
+  x0 = LoadRowVec<Format>(d, r[4], c, lanes, hn::Set(d, sc[4]), sc[4]);
+  x1 = LoadRowVec<Format>(d, r[5], c, lanes, hn::Set(d, sc[5]), sc[5]);
+  x2 = LoadRowVec<Format>(d, r[6], c, lanes, hn::Set(d, sc[6]), sc[6]);
+  x3 = LoadRowVec<Format>(d, r[7], c, lanes, hn::Set(d, sc[7]), sc[7]);
+  a4 = hn::MulAdd(q0, x0, a4), a5 = hn::MulAdd(q0, x1, a5), a6 = hn::MulAdd(q0, x2, a6);
+  a7 = hn::MulAdd(q0, x3, a7);
 }
 
 // a_i += w_i x, i = 0..3: in P·V, x one column vector of a V row and w_i the four heads' weights; in the scores,
@@ -91,6 +102,22 @@ HWY_INLINE void ScoreColumn(D d, const float* const* q, const unsigned char* con
 template <class V>
 HWY_INLINE void Fma4(V x, V w0, V w1, V w2, V w3, V& a0, V& a1, V& a2, V& a3) {
   a0 = hn::MulAdd(w0, x, a0), a1 = hn::MulAdd(w1, x, a1), a2 = hn::MulAdd(w2, x, a2), a3 = hn::MulAdd(w3, x, a3);
+}
+
+// One column vector (columns [c, c + lanes)) of a four-head, four-key pass: t<h><u> += q[h] key u (keys r[u],
+// scales sc[u]): each K vector feeds four products, each Q vector four.
+template <class Format, class D, class V>
+HWY_INLINE void Score16Column(D d, const float* const* q, const unsigned char* const* r, const float* sc, size_t c,
+                              size_t lanes, V& t00, V& t01, V& t02, V& t03, V& t10, V& t11, V& t12, V& t13, V& t20,
+                              V& t21, V& t22, V& t23, V& t30, V& t31, V& t32, V& t33) {
+  const V x0 = LoadRowVec<Format>(d, r[0], c, lanes, hn::Set(d, sc[0]), sc[0]);
+  const V x1 = LoadRowVec<Format>(d, r[1], c, lanes, hn::Set(d, sc[1]), sc[1]);
+  const V x2 = LoadRowVec<Format>(d, r[2], c, lanes, hn::Set(d, sc[2]), sc[2]);
+  const V x3 = LoadRowVec<Format>(d, r[3], c, lanes, hn::Set(d, sc[3]), sc[3]);
+  Fma4(LoadVecN(d, q[0] + c, lanes), x0, x1, x2, x3, t00, t01, t02, t03);
+  Fma4(LoadVecN(d, q[1] + c, lanes), x0, x1, x2, x3, t10, t11, t12, t13);
+  Fma4(LoadVecN(d, q[2] + c, lanes), x0, x1, x2, x3, t20, t21, t22, t23);
+  Fma4(LoadVecN(d, q[3] + c, lanes), x0, x1, x2, x3, t30, t31, t32, t33);
 }
 
 // DecodeScores' eight-slot passes for four query heads with 16 accumulators (kDecode16): slot t<h><u> holds head h
@@ -101,31 +128,28 @@ template <class Format, class D>
 HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
                                    size_t n8, hn::Vec<D> vscale, float* const* s) {
   const size_t N = hn::Lanes(d);
+  const size_t full = head_dim - head_dim % N;
   for (size_t j = 0; j < n8; j += 4) {
-    const unsigned char *r0 = k.Row(j), *r1 = k.Row(j + 1), *r2 = k.Row(j + 2), *r3 = k.Row(j + 3);
-    const float c0 = Format::kScaled ? k.Scale(j) : 0.0f, c1 = Format::kScaled ? k.Scale(j + 1) : 0.0f;
-    const float c2 = Format::kScaled ? k.Scale(j + 2) : 0.0f, c3 = Format::kScaled ? k.Scale(j + 3) : 0.0f;
+    const unsigned char* r[4];
+    k.Rows(j, 4, r);
+    float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (Format::kScaled) sc[0] = k.Scale(j), sc[1] = k.Scale(j + 1), sc[2] = k.Scale(j + 2), sc[3] = k.Scale(j + 3);
     auto t00 = hn::Zero(d), t01 = hn::Zero(d), t02 = hn::Zero(d), t03 = hn::Zero(d);
     auto t10 = hn::Zero(d), t11 = hn::Zero(d), t12 = hn::Zero(d), t13 = hn::Zero(d);
     auto t20 = hn::Zero(d), t21 = hn::Zero(d), t22 = hn::Zero(d), t23 = hn::Zero(d);
     auto t30 = hn::Zero(d), t31 = hn::Zero(d), t32 = hn::Zero(d), t33 = hn::Zero(d);
-    for (size_t c = 0; c < head_dim; c += N) {
-      const size_t lanes = head_dim - c < N ? head_dim - c : N;
-      const auto x0 = LoadRowVec<Format>(d, r0, c, lanes, hn::Set(d, c0), c0);
-      const auto x1 = LoadRowVec<Format>(d, r1, c, lanes, hn::Set(d, c1), c1);
-      const auto x2 = LoadRowVec<Format>(d, r2, c, lanes, hn::Set(d, c2), c2);
-      const auto x3 = LoadRowVec<Format>(d, r3, c, lanes, hn::Set(d, c3), c3);
-      const auto q0 = LoadVecN(d, q[0] + c, lanes), q1 = LoadVecN(d, q[1] + c, lanes);
-      const auto q2 = LoadVecN(d, q[2] + c, lanes), q3 = LoadVecN(d, q[3] + c, lanes);
-      Fma4(q0, x0, x1, x2, x3, t00, t01, t02, t03);
-      Fma4(q1, x0, x1, x2, x3, t10, t11, t12, t13);
-      Fma4(q2, x0, x1, x2, x3, t20, t21, t22, t23);
-      Fma4(q3, x0, x1, x2, x3, t30, t31, t32, t33);
+    for (size_t c = 0; c < full; c += N) {
+      Score16Column<Format>(d, q, r, sc, c, N, t00, t01, t02, t03, t10, t11, t12, t13, t20, t21, t22, t23, t30, t31,
+                            t32, t33);
+    }
+    if (full < head_dim) {
+      Score16Column<Format>(d, q, r, sc, full, head_dim - full, t00, t01, t02, t03, t10, t11, t12, t13, t20, t21,
+                            t22, t23, t30, t31, t32, t33);
     }
     // DecodeScores' slots for keys (j, j + 1), then (j + 2, j + 3): slot 2 h + u.
     HWY_ALIGN float sums[2][hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
-    Reduce8(d, t00, t01, t10, t11, t20, t21, t30, t31, vscale, sums[0]);
-    Reduce8(d, t02, t03, t12, t13, t22, t23, t32, t33, vscale, sums[1]);
+    Reduce8<true>(d, t00, t01, t10, t11, t20, t21, t30, t31, vscale, sums[0]);
+    Reduce8<true>(d, t02, t03, t12, t13, t22, t23, t32, t33, vscale, sums[1]);
     for (size_t h = 0; h < 4; ++h) {
       s[h][j] = sums[0][2 * h], s[h][j + 1] = sums[0][2 * h + 1];
       s[h][j + 2] = sums[1][2 * h], s[h][j + 3] = sums[1][2 * h + 1];
@@ -152,11 +176,9 @@ HWY_NOINLINE void DecodeScores(D d, const float* const* q, const internal::RowSo
   if constexpr (GH == 4 && kDecode16) j = DecodeScores4x16<Format>(d, q, k, head_dim, n8, vscale, s);
   for (; j < n8; j += KK) {
     const unsigned char* r[KK];
+    k.Rows(j, KK, r);
     float sc[KK];
-    for (size_t t = 0; t < KK; ++t) {
-      r[t] = k.Row(j + t);
-      sc[t] = Format::kScaled ? k.Scale(j + t) : 0.0f;
-    }
+    for (size_t t = 0; t < KK; ++t) sc[t] = Format::kScaled ? k.Scale(j + t) : 0.0f;
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
     auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
     for (size_t c = 0; c < full; c += N) ScoreColumn<Format, GH>(d, q, r, sc, c, N, a0, a1, a2, a3, a4, a5, a6, a7);
@@ -168,7 +190,7 @@ HWY_NOINLINE void DecodeScores(D d, const float* const* q, const internal::RowSo
       Reduce8(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, s[0] + j);
     } else {
       HWY_ALIGN float sums[hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
-      Reduce8(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, sums);
+      Reduce8<true>(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, sums);
       for (size_t h = 0; h < GH; ++h) {
         for (size_t t = 0; t < KK; ++t) s[h][j + t] = sums[h * KK + t];
       }

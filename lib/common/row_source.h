@@ -29,6 +29,15 @@ struct RowSource {
     memcpy(&s, ScalePtr(j), sizeof(s));
     return s;
   }
+  // Rows j .. j + count - 1 (count <= capacity) into r: by strides from Row(j) unless the ring wraps among them.
+  void Rows(size_t j, size_t count, const unsigned char** r) const {
+    const size_t slot = Slot(j);
+    if (slot + count <= capacity) {
+      for (size_t t = 0; t < count; ++t) r[t] = base + (slot + t) * row_bytes;
+    } else {
+      for (size_t t = 0; t < count; ++t) r[t] = Row(j + t);
+    }
+  }
   // The first of n rows in slot 0 (n if none).
   size_t Wrap(size_t n) const { return slot0 + n > capacity ? capacity - slot0 : n; }
   // The same rows from row j on.
