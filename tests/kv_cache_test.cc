@@ -630,7 +630,7 @@ TEST_P(KvCacheTest, RouteIsChosenFromShapeAlignmentTargetAndMode) {
   EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kTwoPass), "two_pass");
   EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kScalarRows), "scalar_rows");
   Rng rng;
-  const bool fused_target = GetParam() != HWY_SCALAR;  // one lane: no fused route (flash)
+  const bool fused_target = Target() != HWY_SCALAR;  // one lane: no fused route (flash)
   for (KvType type : kTypes) {
     for (size_t misalign : {0, 1, 2}) {
       const bool aligned = misalign % edgeattn::internal::KvElementBytes(type) == 0;

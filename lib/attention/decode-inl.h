@@ -100,6 +100,37 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
   return alpha;
 }
 
+// The decode steps the drivers call (decode_chunks-inl.h for Attention, lib/kv_cache for the cache): a policy, as
+// attention_driver.h's row kernels are for the row path. A backend supplies kernels by declaring a struct of this
+// name in its namespace (lib/common/backend-inl.h), deriving from this one and replacing a subset of the steps, so
+// tiling, chunking, the NaN rules and the work split stay written once (docs/architecture.md, "Backends").
+//   Scores<Format, GH>  scores of GH query heads against a tile's keys (decode_scores-inl.h, DecodeScores);
+//   TileMax             the tile's largest score, NaN if one is not finite;
+//   SoftmaxStep<kTo>    the online-softmax step of one head (weights in place, m and l updated; returns alpha);
+//   Pv<Format, GH>      P·V of GH heads into their output rows (decode_pv-inl.h, DecodePv);
+//   kFormatsInRegisters whether Scores and Pv take F16 and Q8 rows (the KV cache's fused route), or F32 rows only.
+struct DecodeKernels {
+  static constexpr bool kFormatsInRegisters = HWY_TARGET != HWY_SCALAR;  // see lib/kv_cache/kv_cache-inl.h
+  template <class Format, size_t GH, class D>
+  static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                     float scale, float* const* s) {
+    DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+  }
+  template <class D>
+  static float TileMax(D d, const float* s, size_t n) {
+    return DecodeTileMax(d, s, n);
+  }
+  template <bool kToNearest = true, class D>
+  static float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+    return DecodeSoftmaxStep<kToNearest>(d, s, nb, tile_max, first, m, l);
+  }
+  template <class Format, size_t GH, class D>
+  static void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
+                 const float* alpha, bool rescale) {
+    DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+  }
+};
+
 // Where a tile's steps find one query row's heads (those of a KV head's group, or Attention's one head) and keep
 // their online-softmax state: q_of(e) and out_of(e) give head e's query row and output (or chunk partial) row.
 template <class QOf, class OutOf>
@@ -122,40 +153,40 @@ struct TileShape {
 
 // DecodeScores of `count` heads, four, two and one at a time (kMaxHeads 4), or one at a time (kMaxHeads 1: the
 // wider passes are not instantiated).
-template <class Format, size_t kMaxHeads, class D>
+template <class Kernels, class Format, size_t kMaxHeads, class D>
 HWY_INLINE void ScoresOfHeads(D d, const float* const* q, size_t count, const internal::RowSource& k,
                               const TileShape& sh, size_t nb, float* const* s) {
   for (size_t e = 0; e < count;) {
     if constexpr (kMaxHeads == 4) {
       if (count - e >= 4) {
-        DecodeScores<Format, 4>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 4;
+        Kernels::template Scores<Format, 4>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 4;
         continue;
       }
       if (count - e >= 2) {
-        DecodeScores<Format, 2>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 2;
+        Kernels::template Scores<Format, 2>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 2;
         continue;
       }
     }
-    DecodeScores<Format, 1>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 1;
+    Kernels::template Scores<Format, 1>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 1;
   }
 }
 
 // DecodePv of `count` heads, as ScoresOfHeads groups them.
-template <class Format, size_t kMaxHeads, class D>
+template <class Kernels, class Format, size_t kMaxHeads, class D>
 HWY_INLINE void PvOfHeads(D d, const float* const* p, size_t count, size_t nb, const internal::RowSource& v,
                           float* const* out, size_t width, const float* alpha, bool rescale) {
   for (size_t e = 0; e < count;) {
     if constexpr (kMaxHeads == 4) {
       if (count - e >= 4) {
-        DecodePv<Format, 4>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 4;
+        Kernels::template Pv<Format, 4>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 4;
         continue;
       }
       if (count - e >= 2) {
-        DecodePv<Format, 2>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 2;
+        Kernels::template Pv<Format, 2>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 2;
         continue;
       }
     }
-    DecodePv<Format, 1>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 1;
+    Kernels::template Pv<Format, 1>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 1;
   }
 }
 
@@ -163,7 +194,7 @@ HWY_INLINE void PvOfHeads(D d, const float* const* p, size_t count, size_t nb, c
 // NaN, up to heads_max (<= kMaxHeads, <= 4) at a time sharing each loaded K and V vector: scores, tile max, the
 // online-softmax step, P·V. A head whose tile holds a non-finite score gets m = NaN and is left for its caller to
 // redo (its row's fallback carries the softmax rules). Attention's decode path and both KV cache routes run it.
-template <class Format, size_t kMaxHeads, class D, class QOf, class OutOf>
+template <class Kernels, class Format, size_t kMaxHeads, class D, class QOf, class OutOf>
 HWY_INLINE void DecodeTile(D d, TileRow<QOf, OutOf>& row, const internal::RowSource& k, const internal::RowSource& v,
                            size_t nb, const TileShape& sh, size_t heads_max) {
   static_assert(kMaxHeads == 1 || kMaxHeads == 4, "one head at a time, or passes of four, two and one");
@@ -178,23 +209,23 @@ HWY_INLINE void DecodeTile(D d, TileRow<QOf, OutOf>& row, const internal::RowSou
     float* out_rows[4] = {};
     float alpha[4] = {};
     for (size_t e = 0; e < count; ++e) q_rows[e] = row.q_of(heads[e]), s_rows[e] = sh.s + e * sh.s_stride;
-    ScoresOfHeads<Format, kMaxHeads>(d, q_rows, count, k, sh, nb, s_rows);
+    ScoresOfHeads<Kernels, Format, kMaxHeads>(d, q_rows, count, k, sh, nb, s_rows);
     bool rescale = false;
     size_t live = 0;
     for (size_t e = 0; e < count; ++e) {
       const size_t state = heads[e];
-      const float tile_max = DecodeTileMax(d, s_rows[e], nb);
+      const float tile_max = Kernels::TileMax(d, s_rows[e], nb);
       if (tile_max != tile_max) {
         row.m[state] = internal::kQuietNaN;
         continue;
       }
       rescale = row.m[state] > -internal::kInfinity;  // the same for every head of the row: the same positions
       s_rows[live] = s_rows[e];
-      alpha[live] = DecodeSoftmaxStep(d, s_rows[e], nb, tile_max, !rescale, row.m[state], row.l[state]);
+      alpha[live] = Kernels::SoftmaxStep(d, s_rows[e], nb, tile_max, !rescale, row.m[state], row.l[state]);
       out_rows[live++] = row.out_of(state);
     }
     const float* p_rows[4] = {s_rows[0], s_rows[1], s_rows[2], s_rows[3]};  // the weights now
-    PvOfHeads<Format, kMaxHeads>(d, p_rows, live, nb, v, out_rows, sh.value_dim, alpha, rescale);
+    PvOfHeads<Kernels, Format, kMaxHeads>(d, p_rows, live, nb, v, out_rows, sh.value_dim, alpha, rescale);
   }
 }
 

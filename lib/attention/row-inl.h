@@ -93,11 +93,6 @@ struct RowKernels {
   }
 };
 
-inline void RowAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                         float* out, float* scores, const internal::AttentionRange& r) {
-  internal::AttentionRows<RowKernels>(p, q, k, v, out, scores, r);
-}
-
 // Row i, head h as the row path computes it (the same bits): the small paths finish a row whose scores are not
 // all finite with it.
 inline void RowPathRow(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,

@@ -4,6 +4,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/targets.h"
+#include "lib/common/backend-inl.h"
 #include "lib/common/vector_unit-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -14,6 +15,11 @@ namespace HWY_NAMESPACE {
 int64_t CompiledTarget() { return HWY_TARGET; }
 
 bool VectorFlushesSubnormals() { return kVectorFlushesSubnormals; }
+
+// A backend's vector unit (its namespace's kVectorFlushesSubnormals, else the target's).
+namespace backend {
+inline bool VectorFlushesSubnormals() { return kVectorFlushesSubnormals; }
+}  // namespace backend
 
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
@@ -52,12 +58,30 @@ const char* StatusString(Status status) noexcept {
   return "unknown status";
 }
 
-const char* SimdTarget() noexcept { return hwy::TargetName(EDGEATTN_DISPATCH(CompiledTarget)()); }
+// With a backend enabled, its name: its kernels run on the static target.
+const char* SimdTarget() noexcept {
+  return internal::BackendEnabled() ? internal::BackendName() : hwy::TargetName(EDGEATTN_DISPATCH(CompiledTarget)());
+}
 
 const char* Version() noexcept { return EDGEATTN_VERSION_STRING; }
 
 namespace internal {
+
 bool DispatchedVectorFlushesSubnormals() noexcept { return EDGEATTN_DISPATCH(VectorFlushesSubnormals)(); }
+
+#if EDGEATTN_HAS_BACKEND
+namespace {
+bool g_backend_enabled = true;  // written by tests only, between calls
+}  // namespace
+bool BackendEnabled() noexcept { return g_backend_enabled; }
+void SetBackendEnabledForTest(bool enabled) noexcept { g_backend_enabled = enabled; }
+const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
+#else
+bool BackendEnabled() noexcept { return false; }
+void SetBackendEnabledForTest(bool) noexcept {}
+const char* BackendName() noexcept { return ""; }
+#endif
+
 }  // namespace internal
 
 }  // namespace edgeattn

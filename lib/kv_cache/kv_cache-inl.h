@@ -26,11 +26,6 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The fused route's kernels exist on targets with more than one lane. Not on HWY_SCALAR (the Cortex-M builds): one
-// lane shares nothing between heads, and the kernels (three formats by three group widths) would add tens of KiB of
-// flash.
-constexpr bool kKvFusedRoute = HWY_TARGET != HWY_SCALAR;
-
 // The route of a validated call with `chunks` key chunks (attention_split.h, KeyChunks) in the caller's rounding
 // mode, from the problem alone:
 //  - scalar_rows: a directed rounding mode, one chunk: the scalar path's row kernels, whose softmax steps its range
@@ -38,14 +33,18 @@ constexpr bool kKvFusedRoute = HWY_TARGET != HWY_SCALAR;
 //  - two_pass: a directed mode, several chunks: every chunk position by position with an exp that steps its
 //    reduction to nearest, so that the parts of the work split, each in its thread's mode, give the single call's bits;
 //  - fused: decode steps (q_len < kAttentionTiledMinQueries) on storage aligned for its element type (a vector load
-//    of floats or halves at a misaligned address is undefined behaviour), where kKvFusedRoute;
+//    of floats or halves at a misaligned address is undefined behaviour), where the kernels read every format
+//    (Kernels::kFormatsInRegisters: Highway's on targets with more than one lane; not on HWY_SCALAR, the Cortex-M
+//    builds, where one lane shares nothing between heads and the kernels would add tens of KiB of flash);
 //  - converted: otherwise (prefill, misaligned storage, the one-lane target).
 // fused and converted give the same bits; both run in key chunks when there are several.
-inline internal::KvRoute ChooseKvRoute(const internal::KvAttentionProblem& p, size_t chunks, bool to_nearest) {
+template <class Kernels>
+internal::KvRoute ChooseKvRoute(const internal::KvAttentionProblem& p, size_t chunks, bool to_nearest) {
   using internal::KvRoute;
   if (!to_nearest) return chunks > 1 ? KvRoute::kTwoPass : KvRoute::kScalarRows;
   const size_t align = internal::KvElementBytes(p.layout.type);
-  if (kKvFusedRoute && p.q_len < kAttentionTiledMinQueries && reinterpret_cast<uintptr_t>(p.storage) % align == 0) {
+  if (Kernels::kFormatsInRegisters && p.q_len < kAttentionTiledMinQueries &&
+      reinterpret_cast<uintptr_t>(p.storage) % align == 0) {
     return KvRoute::kFused;
   }
   return KvRoute::kConverted;
@@ -74,36 +73,33 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
   if (sp.chunks == 1) *cb = sp.first_lo;
 }
 
-inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
-  return ChooseKvRoute(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
-}
 
 // KvChunkTiles on the reader of the route (fused or converted; fused in the cache's format): this picks the
 // instantiation ChooseKvRoute named, nothing more.
-template <class D, class AccOf>
+template <class Kernels, class D, class AccOf>
 HWY_INLINE void KvRouteTiles(D d, internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                              size_t g, const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region,
                              AccOf acc_of) {
-#if HWY_TARGET != HWY_SCALAR
-  if (route == internal::KvRoute::kFused) {
-    switch (p.layout.type) {
-      case KvType::kF16:
-        return KvChunkTiles<FusedTiles<F16Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
-      case KvType::kQ8:
-        return KvChunkTiles<FusedTiles<Q8Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
-      case KvType::kF32:
-        return KvChunkTiles<FusedTiles<F32Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+  if constexpr (Kernels::kFormatsInRegisters) {  // else never kFused, and the formats' kernels are not compiled
+    if (route == internal::KvRoute::kFused) {
+      switch (p.layout.type) {
+        case KvType::kF16:
+          return KvChunkTiles<Kernels, FusedTiles<F16Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+        case KvType::kQ8:
+          return KvChunkTiles<Kernels, FusedTiles<Q8Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+        case KvType::kF32:
+          return KvChunkTiles<Kernels, FusedTiles<F32Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+      }
     }
   }
-#else
-  (void)route;  // never kFused here
-#endif
-  KvChunkTiles<ConvertedTiles>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+  (void)route;
+  KvChunkTiles<Kernels, ConvertedTiles>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
 }
 
 // Rows [i_begin, i_end) of kv head g, one chunk (the whole span), route fused or converted: the tiles, then rows with a
 // non-finite score recomputed by the scalar path's row kernels (softmax.h's rules), the others divided by their sums.
 // Not inlined (nor KvChunkedHead): their frames stay out of the entry point's, for the Cortex-M stack budget.
+template <class Kernels>
 HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                                  float* out, float* ws, size_t g, size_t i_begin, size_t i_end) {
   const hn::ScalableTag<float> d;
@@ -112,7 +108,7 @@ HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAtte
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   const KvSpan sp = KvSpanOf(p);
   KvResetRows(p, rows, true);
-  KvRouteTiles(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
+  KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
                [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; });
   for (size_t i = i_begin; i < i_end; ++i) {
     for (size_t r = 0; r < p.group; ++r) {
@@ -129,6 +125,7 @@ HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAtte
 
 // Kv head g of a chunked call (routes fused, converted: tiles; two_pass: none): chunk 0 into the output rows, each
 // later chunk into the workspace's partial rows and combined, then every row finished.
+template <class Kernels>
 HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                                 float* out, float* ws, size_t g) {
   const hn::ScalableTag<float> d;
@@ -148,8 +145,8 @@ HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAtten
     size_t cb, ce;
     KvChunkBounds(sp, c, &cb, &ce);
     KvResetRows(p, rows, tiles);
-    if (tiles && c == 0) KvRouteTiles(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, out_row);
-    if (tiles && c != 0) KvRouteTiles(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
+    if (tiles && c == 0) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, out_row);
+    if (tiles && c != 0) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
     for (size_t i = 0; i < p.q_len; ++i) {
       size_t lo, hi;
       internal::KvVisible(p, i, &lo, &hi);
@@ -184,15 +181,16 @@ HWY_NOINLINE void KvAttentionScalarRows(const internal::KvAttentionProblem& p, c
 // Why this is safe: the route is fixed before anything is written and completes the call on its own; a row that
 // meets a non-finite score is finished inside its route (one chunk: the scalar row kernels; several: the chunk's
 // two-pass partial carries the softmax rules).
-inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+template <class Kernels>
+void KvAttentionForwardWith(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
   const KvSpan sp = KvSpanOf(p);
-  const internal::KvRoute route = ChooseKvRoute(p, sp.chunks, internal::RoundsToNearest());
+  const internal::KvRoute route = ChooseKvRoute<Kernels>(p, sp.chunks, internal::RoundsToNearest());
   if (route == internal::KvRoute::kScalarRows) return KvAttentionScalarRows(p, q, out, ws);
   for (size_t g = 0; g < p.layout.heads; ++g) {
     if (sp.chunks > 1) {
-      KvChunkedHead(route, p, q, out, ws, g);
+      KvChunkedHead<Kernels>(route, p, q, out, ws, g);
     } else {
-      KvOneChunkRows(route, p, q, out, ws, g, 0, p.q_len);
+      KvOneChunkRows<Kernels>(route, p, q, out, ws, g, 0, p.q_len);
     }
   }
 }
@@ -208,6 +206,7 @@ HWY_NOINLINE void KvScalarBlockRows(const internal::KvAttentionProblem& p, const
 
 // Chunk c of kv head g: every row's partial over the chunk into shared (chunk 0's rows into out). Not inlined: its
 // frame stays off the row-block parts' path to the scalar fallback (Cortex-M stack budget).
+template <class Kernels>
 HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                               float* out, float* shared, float* ws, size_t g, size_t c, size_t chunks) {
   const hn::ScalableTag<float> d;
@@ -224,7 +223,7 @@ HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttenti
   };
   const bool tiles = route != internal::KvRoute::kTwoPass;
   KvResetRows(p, rows, tiles);
-  if (tiles) KvRouteTiles(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
+  if (tiles) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
   for (size_t i = 0; i < p.q_len; ++i) {
     size_t lo, hi;
     internal::KvVisible(p, i, &lo, &hi);
@@ -241,16 +240,17 @@ HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttenti
 // Part `part` of the cached call's split (attention_split.h over kv heads): rows of a row block of kv head g, or
 // chunk c of kv head g (its partials into shared, chunk 0's rows into out). The route is chosen per part, in its
 // thread's rounding mode, as the single call chooses it.
-inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
-                                   float* shared, float* ws) {
+template <class Kernels>
+void KvAttentionPartForwardWith(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                float* shared, float* ws) {
   const KvSpan sp = KvSpanOf(p);
   const internal::PartGrid grid =
       internal::MakePartGrid(p.layout.heads, p.q_len, sp.last_hi - sp.first_lo, false, p.causal);
   const internal::PartCoords pc = internal::PartOf(grid, part);
-  const internal::KvRoute route = ChooseKvRoute(p, grid.chunks, internal::RoundsToNearest());
-  if (grid.chunks > 1) return KvChunkPart(route, p, q, out, shared, ws, pc.head, pc.chunk, grid.chunks);
+  const internal::KvRoute route = ChooseKvRoute<Kernels>(p, grid.chunks, internal::RoundsToNearest());
+  if (grid.chunks > 1) return KvChunkPart<Kernels>(route, p, q, out, shared, ws, pc.head, pc.chunk, grid.chunks);
   if (route == internal::KvRoute::kScalarRows) return KvScalarBlockRows(p, q, out, ws, pc.head, pc.i_begin, pc.i_end);
-  KvOneChunkRows(route, p, q, out, ws, pc.head, pc.i_begin, pc.i_end);
+  KvOneChunkRows<Kernels>(route, p, q, out, ws, pc.head, pc.i_begin, pc.i_end);
 }
 
 inline void KvAttentionFinishForward(const internal::KvAttentionProblem& p, float* shared, float* out) {
@@ -260,6 +260,42 @@ inline void KvAttentionFinishForward(const internal::KvAttentionProblem& p, floa
                      internal::MakeSharedLayout(p.num_heads * p.q_len, sp.chunks, p.layout.value_dim), shared, out);
 }
 
+// The entry points EDGEATTN_DISPATCH calls, on Highway's decode kernels; below, on a backend's (its DecodeKernels,
+// or Highway's where it supplies none).
+inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  KvAttentionForwardWith<DecodeKernels>(p, q, out, ws);
+}
+inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                   float* shared, float* ws) {
+  KvAttentionPartForwardWith<DecodeKernels>(p, part, q, out, shared, ws);
+}
+inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
+  return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#include "lib/common/backend-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace backend {
+
+inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  KvAttentionForwardWith<DecodeKernels>(p, q, out, ws);
+}
+inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                   float* shared, float* ws) {
+  KvAttentionPartForwardWith<DecodeKernels>(p, part, q, out, shared, ws);
+}
+inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
+  return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
+}
+
+}  // namespace backend
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();

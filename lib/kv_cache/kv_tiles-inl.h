@@ -131,7 +131,7 @@ struct KvRows {
 // reader, then DecodeTile for each row's heads, into acc_of(i, r). A head that meets a non-finite score is marked
 // (m = NaN) and skipped. Not inlined: its frame is off the stack when a caller then runs a row's scalar fallback
 // (Cortex-M: the documented 1 KiB worst case).
-template <class Reader, class D, class AccOf>
+template <class Kernels, class Reader, class D, class AccOf>
 HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g,
                                const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
   size_t rows_lo, rows_hi, unused;
@@ -153,8 +153,8 @@ HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const
       const auto out_of = [&](size_t r) { return acc_of(i, r); };
       TileRow<decltype(q_of), decltype(out_of)> row{p.group, rows.m + i * p.group, rows.lsum + i * p.group, q_of,
                                                     out_of};
-      DecodeTile<typename Reader::RowFormat, Reader::kMaxHeads>(d, row, reader.Keys(a), reader.Values(a), b - a,
-                                                                reader.shape, reader.heads_max);
+      DecodeTile<Kernels, typename Reader::RowFormat, Reader::kMaxHeads>(d, row, reader.Keys(a), reader.Values(a),
+                                                                         b - a, reader.shape, reader.heads_max);
     }
   }
 }
