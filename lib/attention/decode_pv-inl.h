@@ -100,7 +100,8 @@ HWY_INLINE void PvWideRun(D d, const float* const* p, const RowRun& run, const i
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
-  for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+  const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
+  for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += sb) {
     PvWideKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3, a4, a5, a6, a7);
   }
 }
@@ -154,14 +155,15 @@ HWY_INLINE void PvMidRun(D d, const float* const* p, const RowRun& run, const in
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
+  const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
   size_t j = run.begin;
   if (j < run.end && (j & 1) != 0) {
     PvMidKey<Format, GH>(d, p, j++, row, RowScaleAt<Format>(sp), 0, b0, b1, b2, b3);
-    row += v.row_bytes, sp += v.scale_bytes;
+    row += v.row_bytes, sp += sb;
   }
-  for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * v.scale_bytes) {
+  for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
     PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3);
-    PvMidKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + v.scale_bytes), 0, b0, b1, b2, b3);
+    PvMidKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), 0, b0, b1, b2, b3);
   }
   if (j < run.end) PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3);
 }
@@ -190,7 +192,8 @@ HWY_INLINE void PvRestRun(D d, const float* const* p, const RowRun& run, const i
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
-  for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+  const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
+  for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += sb) {
     const float sc = RowScaleAt<Format>(sp);
     const V x = LoadRowVec<Format>(d, row, 0, lanes, hn::Set(d, sc), sc);
     a0 = hn::MulAdd(hn::Set(d, p[0][j]), x, a0);
@@ -268,9 +271,10 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
+  const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
   size_t j = run.begin;
   if constexpr (K == 4) {
-    for (; j < run.end; ++j, row += v.row_bytes, sp += v.scale_bytes) {
+    for (; j < run.end; ++j, row += v.row_bytes, sp += sb) {
       Pv16Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x02, x03, x10, x11, x12, x13, x20, x21, x22,
                       x23, x30, x31, x32, x33);
     }
@@ -278,11 +282,11 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
   }
   if (j < run.end && (j & 1) != 0) {
     Pv8Key<Format>(d, p, j++, row, RowScaleAt<Format>(sp), 0, x02, x03, x12, x13, x22, x23, x32, x33);
-    row += v.row_bytes, sp += v.scale_bytes;
+    row += v.row_bytes, sp += sb;
   }
-  for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * v.scale_bytes) {
+  for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
     Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), 0, x00, x01, x10, x11, x20, x21, x30, x31);
-    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + v.scale_bytes), 0, x02, x03, x12, x13,
+    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), 0, x02, x03, x12, x13,
                    x22, x23, x32, x33);
   }
   if (j < run.end) Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), 0, x00, x01, x10, x11, x20, x21, x30, x31);

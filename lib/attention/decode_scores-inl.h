@@ -62,15 +62,31 @@ HWY_INLINE void Reduce8(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7, V v
   }
 }
 
-// One column vector (columns [c, c + lanes)) of an eight-slot pass: slot h (8 / GH) + t += q[h] key t (keys r[t],
-// their scales sc[t]), so each loaded key vector feeds GH products. (No lambdas in these loops: GCC left them out of
-// line, their calls costing up to 2x; Highway's HWY_INLINE forces functions inline.)
-template <class Format, size_t GH, class D, class V>
-HWY_INLINE void ScoreColumn(D d, const float* const* q, const unsigned char* const* r, const float* sc, size_t c,
-                            size_t lanes, V& a0, V& a1, V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
+// Where a pass's keys are: StridedKeys for a tile that does not wrap (key t at r0 + t row_bytes, so the compiler
+// keeps t row_bytes in registers and steps one pointer over the columns, as a strided loop does; an array of
+// offsets instead was vectorised by GCC and unpacked again per pass: 9% at d = 64), ListedKeys for a pass that
+// straddles a ring's wrap. At(t, c): key t's columns from c.
+template <class Format>
+struct StridedKeys {
+  const unsigned char* r0;
+  size_t row_bytes;
+  const unsigned char* At(size_t t, size_t c) const { return r0 + t * row_bytes + c * Format::kBytes; }
+};
+template <class Format, size_t KK>
+struct ListedKeys {
+  const unsigned char* r[KK];
+  const unsigned char* At(size_t t, size_t c) const { return r[t] + c * Format::kBytes; }
+};
+
+// One column vector (columns [c, c + lanes)) of an eight-slot pass: slot h (8 / GH) + t += q[h] key t (its scale
+// sc[t]), so each loaded key vector feeds GH products. No lambdas in these loops: GCC left them out of line, their
+// calls costing up to 2x; HWY_INLINE forces functions inline.
+template <class Format, size_t GH, class D, class V, class Keys>
+HWY_INLINE void ScoreColumn(D d, const float* const* q, const Keys& keys, const float* sc, size_t c, size_t lanes,
+                            V& a0, V& a1, V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
   const V q0 = LoadVecN(d, q[0] + c, lanes);
-  V x0 = LoadRowVec<Format>(d, r[0], c, lanes, hn::Set(d, sc[0]), sc[0]);
-  V x1 = LoadRowVec<Format>(d, r[1], c, lanes, hn::Set(d, sc[1]), sc[1]);
+  V x0 = LoadRowVec<Format>(d, keys.At(0, c), 0, lanes, hn::Set(d, sc[0]), sc[0]);
+  V x1 = LoadRowVec<Format>(d, keys.At(1, c), 0, lanes, hn::Set(d, sc[1]), sc[1]);
   if constexpr (GH == 4) {
     const V q1 = LoadVecN(d, q[1] + c, lanes), q2 = LoadVecN(d, q[2] + c, lanes), q3 = LoadVecN(d, q[3] + c, lanes);
     a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q1, x0, a2);
@@ -78,8 +94,8 @@ HWY_INLINE void ScoreColumn(D d, const float* const* q, const unsigned char* con
     a6 = hn::MulAdd(q3, x0, a6), a7 = hn::MulAdd(q3, x1, a7);
     return;
   }
-  V x2 = LoadRowVec<Format>(d, r[2], c, lanes, hn::Set(d, sc[2]), sc[2]);
-  V x3 = LoadRowVec<Format>(d, r[3], c, lanes, hn::Set(d, sc[3]), sc[3]);
+  V x2 = LoadRowVec<Format>(d, keys.At(2, c), 0, lanes, hn::Set(d, sc[2]), sc[2]);
+  V x3 = LoadRowVec<Format>(d, keys.At(3, c), 0, lanes, hn::Set(d, sc[3]), sc[3]);
   if constexpr (GH == 2) {
     const V q1 = LoadVecN(d, q[1] + c, lanes);
     a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q0, x2, a2);
@@ -89,10 +105,10 @@ HWY_INLINE void ScoreColumn(D d, const float* const* q, const unsigned char* con
   }
   a0 = hn::MulAdd(q0, x0, a0), a1 = hn::MulAdd(q0, x1, a1), a2 = hn::MulAdd(q0, x2, a2);
   a3 = hn::MulAdd(q0, x3, a3);
-  x0 = LoadRowVec<Format>(d, r[4], c, lanes, hn::Set(d, sc[4]), sc[4]);
-  x1 = LoadRowVec<Format>(d, r[5], c, lanes, hn::Set(d, sc[5]), sc[5]);
-  x2 = LoadRowVec<Format>(d, r[6], c, lanes, hn::Set(d, sc[6]), sc[6]);
-  x3 = LoadRowVec<Format>(d, r[7], c, lanes, hn::Set(d, sc[7]), sc[7]);
+  x0 = LoadRowVec<Format>(d, keys.At(4, c), 0, lanes, hn::Set(d, sc[4]), sc[4]);
+  x1 = LoadRowVec<Format>(d, keys.At(5, c), 0, lanes, hn::Set(d, sc[5]), sc[5]);
+  x2 = LoadRowVec<Format>(d, keys.At(6, c), 0, lanes, hn::Set(d, sc[6]), sc[6]);
+  x3 = LoadRowVec<Format>(d, keys.At(7, c), 0, lanes, hn::Set(d, sc[7]), sc[7]);
   a4 = hn::MulAdd(q0, x0, a4), a5 = hn::MulAdd(q0, x1, a5), a6 = hn::MulAdd(q0, x2, a6);
   a7 = hn::MulAdd(q0, x3, a7);
 }
@@ -158,7 +174,33 @@ HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::R
   return n8;
 }
 
+// One eight-slot pass of DecodeScores: keys j .. j + 8 / GH - 1 (keys, scales sc[t]) against GH heads, reduced
+// into s[h][j ..].
+template <class Format, size_t GH, class D, class Keys>
+HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const float* sc, size_t head_dim,
+                          hn::Vec<D> vscale, size_t j, float* const* s) {
+  constexpr size_t KK = 8 / GH;
+  const size_t N = hn::Lanes(d);
+  const size_t full = head_dim - head_dim % N;
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
+  for (size_t c = 0; c < full; c += N) ScoreColumn<Format, GH>(d, q, keys, sc, c, N, a0, a1, a2, a3, a4, a5, a6, a7);
+  if (full < head_dim) {  // lanes past head_dim are 0 in q and in the keys
+    ScoreColumn<Format, GH>(d, q, keys, sc, full, head_dim - full, a0, a1, a2, a3, a4, a5, a6, a7);
+  }
+  if constexpr (GH == 1) {
+    Reduce8(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, s[0] + j);
+  } else {
+    HWY_ALIGN float sums[hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
+    Reduce8<true>(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, sums);
+    for (size_t h = 0; h < GH; ++h) {
+      for (size_t t = 0; t < KK; ++t) s[h][j + t] = sums[h * KK + t];
+    }
+  }
+}
+
 #endif  // HWY_TARGET != HWY_SCALAR
+
 
 // Scores of GH (1, 2 or 4) query heads (q[h], into s[h]) against the tile's keys [0, nb) of k, times scale. Eight
 // keys' worth of slots at a time, one accumulator vector per (head, key) slot, reduced together by Reduce8; the
@@ -169,32 +211,22 @@ HWY_NOINLINE void DecodeScores(D d, const float* const* q, const internal::RowSo
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
-  const size_t N = hn::Lanes(d);
-  const size_t full = head_dim - head_dim % N;
   const auto vscale = hn::Set(d, scale);
-  const size_t n8 = N >= 4 ? nb - nb % 8 : 0;
+  const size_t n8 = hn::Lanes(d) >= 4 ? nb - nb % 8 : 0;
   if constexpr (GH == 4 && kDecode16) j = DecodeScores4x16<Format>(d, q, k, head_dim, n8, vscale, s);
-  for (; j < n8; j += KK) {
-    const unsigned char* r[KK];
-    k.Rows(j, KK, r);
-    float sc[KK];
-    for (size_t t = 0; t < KK; ++t) sc[t] = Format::kScaled ? k.Scale(j + t) : 0.0f;
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
-    for (size_t c = 0; c < full; c += N) ScoreColumn<Format, GH>(d, q, r, sc, c, N, a0, a1, a2, a3, a4, a5, a6, a7);
-    // Lanes past head_dim are 0 in q and in the keys.
-    if (full < head_dim) {
-      ScoreColumn<Format, GH>(d, q, r, sc, full, head_dim - full, a0, a1, a2, a3, a4, a5, a6, a7);
+  float sc[KK] = {};
+  if (k.Wrap(nb) == nb) {  // no ring wrap in the tile
+    StridedKeys<Format> keys{k.Row(j), k.row_bytes};
+    for (; j < n8; j += KK, keys.r0 += KK * k.row_bytes) {
+      for (size_t t = 0; Format::kScaled && t < KK; ++t) sc[t] = k.Scale(j + t);
+      ScorePass<Format, GH>(d, q, keys, sc, head_dim, vscale, j, s);
     }
-    if constexpr (GH == 1) {
-      Reduce8(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, s[0] + j);
-    } else {
-      HWY_ALIGN float sums[hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
-      Reduce8<true>(d, a0, a1, a2, a3, a4, a5, a6, a7, vscale, sums);
-      for (size_t h = 0; h < GH; ++h) {
-        for (size_t t = 0; t < KK; ++t) s[h][j + t] = sums[h * KK + t];
-      }
-    }
+  }
+  for (; j < n8; j += KK) {  // a tile that wraps: each pass's rows where they are
+    ListedKeys<Format, KK> keys;
+    k.Rows(j, KK, keys.r);
+    for (size_t t = 0; Format::kScaled && t < KK; ++t) sc[t] = k.Scale(j + t);
+    ScorePass<Format, GH>(d, q, keys, sc, head_dim, vscale, j, s);
   }
 #endif
   for (; j < nb; ++j) {
