@@ -109,12 +109,32 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
 //   SoftmaxStep<kTo>    the online-softmax step of one head (weights in place, m and l updated; returns alpha);
 //   Pv<Format, GH>      P·V of GH heads into their output rows (decode_pv-inl.h, DecodePv);
 //   kFormatsInRegisters whether Scores and Pv take F16 and Q8 rows (the KV cache's fused route), or F32 rows only.
+// One head on F32 rows (Attention's decode path, the converted route) inlines its kernels into the tile step, as
+// before the family was one: out of line they cost a short call (128 keys) 5-8%. The wider kernels stay out of
+// line: one copy each, and their frames off the drivers' (Cortex-M stack budget).
+template <class Format, size_t GH, class D>
+HWY_NOINLINE void DecodeScoresOutOfLine(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
+                                        size_t nb, float scale, float* const* s) {
+  DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+}
+template <class Format, size_t GH, class D>
+HWY_NOINLINE void DecodePvOutOfLine(D d, const float* const* p, size_t n, const internal::RowSource& v,
+                                    float* const* out, size_t width, const float* alpha, bool rescale) {
+  DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+}
+template <class Format, size_t GH>
+constexpr bool kDecodeInline = GH == 1 && Format::kBytes == 4 && !Format::kScaled;  // F32Format, one head
+
 struct DecodeKernels {
   static constexpr bool kFormatsInRegisters = HWY_TARGET != HWY_SCALAR;  // see lib/kv_cache/kv_cache-inl.h
   template <class Format, size_t GH, class D>
   static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
                      float scale, float* const* s) {
-    DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+    if constexpr (kDecodeInline<Format, GH>) {
+      DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+    } else {
+      DecodeScoresOutOfLine<Format, GH>(d, q, k, head_dim, nb, scale, s);
+    }
   }
   template <class D>
   static float TileMax(D d, const float* s, size_t n) {
@@ -127,7 +147,11 @@ struct DecodeKernels {
   template <class Format, size_t GH, class D>
   static void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
                  const float* alpha, bool rescale) {
-    DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+    if constexpr (kDecodeInline<Format, GH>) {
+      DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+    } else {
+      DecodePvOutOfLine<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+    }
   }
 };
 

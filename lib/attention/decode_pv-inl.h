@@ -333,8 +333,8 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
 
 // out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_{j < n} p[h][j] v_j[c] for c < width, GH (1, 2 or 4) heads.
 template <class Format, size_t GH, class D>
-HWY_NOINLINE void DecodePv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
-                           size_t width, const float* alpha, bool rescale) {
+HWY_INLINE void DecodePv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
+                         size_t width, const float* alpha, bool rescale) {
   const size_t N = hn::Lanes(d);
   size_t c = 0;
 #if HWY_TARGET != HWY_SCALAR

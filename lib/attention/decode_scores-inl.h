@@ -206,8 +206,8 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 // keys' worth of slots at a time, one accumulator vector per (head, key) slot, reduced together by Reduce8; the
 // tile's last nb % 8 keys by RowDot (Dot's arithmetic), as are all keys on one-lane targets.
 template <class Format, size_t GH, class D>
-HWY_NOINLINE void DecodeScores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
-                               float scale, float* const* s) {
+HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                             float scale, float* const* s) {
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
