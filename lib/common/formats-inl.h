@@ -77,6 +77,11 @@ HWY_INLINE float RowDot(D d, const float* x, const unsigned char* row, size_t n,
 // Load (a misaligned row, a vector unit that would flush a Q8 row's scale: element by element).
 template <class Format, class D>
 HWY_INLINE void ConvertRow(D d, const unsigned char* row, size_t n, float scale, float* dst) {
+  if constexpr (Format::kBytes == sizeof(float) && !Format::kScaled) {  // F32: a copy, at any address
+    (void)d, (void)scale;
+    memcpy(dst, row, n * sizeof(float));
+    return;
+  }
   const size_t N = hn::Lanes(d);
   size_t c = 0;
   if (reinterpret_cast<uintptr_t>(row) % Format::kAlignment == 0 && Format::VectorLoads(scale)) {
