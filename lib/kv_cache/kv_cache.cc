@@ -134,8 +134,7 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
   }
   unsigned char* storage = static_cast<unsigned char*>(state_.storage);
   for (size_t j = skip; j < n; ++j) {
-    internal::StoreSide(l, storage, state_.length + j, internal::KvSide::kKey, k + j * l.k_row);
-    internal::StoreSide(l, storage, state_.length + j, internal::KvSide::kValue, v + j * l.v_row);
+    internal::StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
   }
   const size_t length = state_.length + n;
   if (length - oldest > d.capacity) internal::StoreOldest(storage, length - d.capacity);

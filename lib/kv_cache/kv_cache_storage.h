@@ -99,9 +99,8 @@ inline void LoadHeadRow(const KvLayout& l, const unsigned char* storage, size_t 
   for (size_t c = 0; c < width; ++c) dst[c] = LoadQ8Element(row, c, scale);
 }
 
-// Stores position `position`'s rows of one side (src: [heads][Width(side)] floats) in its slot, in the cache's format.
-inline void StoreSide(const KvLayout& l, unsigned char* storage, size_t position, KvSide side, const float* src) {
-  const size_t slot = position % l.capacity;
+// Stores one side's rows of a position (src: [heads][Width(side)] floats) in its slot, in the cache's format.
+inline void StoreSide(const KvLayout& l, unsigned char* storage, size_t slot, KvSide side, const float* src) {
   const size_t width = l.Width(side);
   unsigned char* dst = storage + l.RowByte(slot, 0, side);
   switch (l.type) {
@@ -115,9 +114,21 @@ inline void StoreSide(const KvLayout& l, unsigned char* storage, size_t position
       break;
   }
   for (size_t g = 0; g < l.heads; ++g) {
-    const float scale = Q8QuantizeGroup(src + g * width, width, reinterpret_cast<int8_t*>(dst + g * width));
+    const float scale = Q8Scale(src + g * width, width);
+    for (size_t c = 0; c < width; ++c) {
+      const int8_t q = Q8Quantize(src[g * width + c], scale);  // Q8QuantizeGroup's values, stored byte by byte
+      memcpy(dst + g * width + c, &q, sizeof(q));
+    }
     memcpy(storage + l.ScaleByte(slot, g, side), &scale, sizeof(scale));
   }
+}
+
+// Stores position `position`'s K and V rows (k_src [heads][head_dim], v_src [heads][value_dim]) in its slot.
+inline void StorePosition(const KvLayout& l, unsigned char* storage, size_t position, const float* k_src,
+                          const float* v_src) {
+  const size_t slot = position % l.capacity;
+  StoreSide(l, storage, slot, KvSide::kKey, k_src);
+  StoreSide(l, storage, slot, KvSide::kValue, v_src);
 }
 
 }  // namespace internal
