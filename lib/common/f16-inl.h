@@ -64,7 +64,7 @@ struct F16Format {
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> LoadPartial(D d, const unsigned char* row, size_t c, size_t lanes, float scale) {
-    return LoadTailOf(d, lanes, [&](size_t e) { return Element(row, c + e, scale); });
+    return LoadElements<F16Format>(d, row, c, lanes, scale);
   }
 };
 

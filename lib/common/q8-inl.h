@@ -48,7 +48,7 @@ struct Q8Format {
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> LoadPartial(D d, const unsigned char* row, size_t c, size_t lanes, float scale) {
-    return LoadTailOf(d, lanes, [&](size_t e) { return Element(row, c + e, scale); });
+    return LoadElements<Q8Format>(d, row, c, lanes, scale);
   }
 };
 

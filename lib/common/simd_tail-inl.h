@@ -56,13 +56,13 @@ HWY_INLINE void StoreTail(D d, hn::VFromD<D> v, T* HWY_RESTRICT p, size_t count)
 #endif
 }
 
-// Lanes [0, count) (count <= Lanes(d)) as element(i), the others zero: elements that need a conversion one by one
-// (a stored row's tail), through the same bounded one-vector buffer.
-template <class D, class Element>
-HWY_INLINE hn::VFromD<D> LoadTailOf(D d, size_t count, Element element) {
+// Lanes [0, count) (count <= Lanes(d)) as Format::Element(row, c + i, scale), the others zero: a stored row's
+// elements converted one by one (lib/common/formats-inl.h), through the same bounded one-vector buffer.
+template <class Format, class D>
+HWY_INLINE hn::VFromD<D> LoadElements(D d, const unsigned char* row, size_t c, size_t count, float scale) {
   HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())] = {};
   static_assert(sizeof(buf) <= internal::kMaxStackVectorBytes, "tail buffer larger than one bounded vector");
-  for (size_t i = 0; i < count; ++i) buf[i] = element(i);
+  for (size_t i = 0; i < count; ++i) buf[i] = Format::Element(row, c + i, scale);
   return hn::Load(d, buf);
 }
 
