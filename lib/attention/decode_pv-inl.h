@@ -62,14 +62,15 @@ HWY_INLINE void PvStoreSlot(D d, hn::Vec<D> x, size_t slot, float* const* out, s
   PvStore(d, x, out[h] + c + (slot % CB) * hn::Lanes(d), hn::Lanes(d), alpha[h], rescale, false);
 }
 
-// Row j's contribution to the wide block's eight accumulators (slot h (8 / GH) + t: head h, column vector t).
+// Row j's contribution to the wide block's eight accumulators (slot h (8 / GH) + t: head h, column vector t); row
+// points at the block's first column.
 template <class Format, size_t GH, class D, class V>
-HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t c, V& a0,
-                          V& a1, V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
+HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& a0, V& a1,
+                          V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
   const size_t N = hn::Lanes(d);
   const V vs = hn::Set(d, sc);
   const V p0 = hn::Set(d, p[0][j]);
-  V x0 = LoadRowVec<Format>(d, row, c, N, vs, sc), x1 = LoadRowVec<Format>(d, row, c + N, N, vs, sc);
+  V x0 = LoadRowVec<Format>(d, row, 0, N, vs, sc), x1 = LoadRowVec<Format>(d, row, N, N, vs, sc);
   if constexpr (GH == 4) {
     const V p1 = hn::Set(d, p[1][j]), p2 = hn::Set(d, p[2][j]), p3 = hn::Set(d, p[3][j]);
     a0 = hn::MulAdd(p0, x0, a0), a1 = hn::MulAdd(p0, x1, a1), a2 = hn::MulAdd(p1, x0, a2);
@@ -77,7 +78,7 @@ HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned c
     a6 = hn::MulAdd(p3, x0, a6), a7 = hn::MulAdd(p3, x1, a7);
     return;
   }
-  V x2 = LoadRowVec<Format>(d, row, c + 2 * N, N, vs, sc), x3 = LoadRowVec<Format>(d, row, c + 3 * N, N, vs, sc);
+  V x2 = LoadRowVec<Format>(d, row, 2 * N, N, vs, sc), x3 = LoadRowVec<Format>(d, row, 3 * N, N, vs, sc);
   if constexpr (GH == 2) {
     const V p1 = hn::Set(d, p[1][j]);
     a0 = hn::MulAdd(p0, x0, a0), a1 = hn::MulAdd(p0, x1, a1), a2 = hn::MulAdd(p0, x2, a2);
@@ -87,8 +88,8 @@ HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned c
   }
   a0 = hn::MulAdd(p0, x0, a0), a1 = hn::MulAdd(p0, x1, a1), a2 = hn::MulAdd(p0, x2, a2);
   a3 = hn::MulAdd(p0, x3, a3);
-  x0 = LoadRowVec<Format>(d, row, c + 4 * N, N, vs, sc), x1 = LoadRowVec<Format>(d, row, c + 5 * N, N, vs, sc);
-  x2 = LoadRowVec<Format>(d, row, c + 6 * N, N, vs, sc), x3 = LoadRowVec<Format>(d, row, c + 7 * N, N, vs, sc);
+  x0 = LoadRowVec<Format>(d, row, 4 * N, N, vs, sc), x1 = LoadRowVec<Format>(d, row, 5 * N, N, vs, sc);
+  x2 = LoadRowVec<Format>(d, row, 6 * N, N, vs, sc), x3 = LoadRowVec<Format>(d, row, 7 * N, N, vs, sc);
   a4 = hn::MulAdd(p0, x0, a4), a5 = hn::MulAdd(p0, x1, a5), a6 = hn::MulAdd(p0, x2, a6);
   a7 = hn::MulAdd(p0, x3, a7);
 }
@@ -102,7 +103,7 @@ HWY_INLINE void PvWideRun(D d, const float* const* p, const RowRun& run, const i
   const unsigned char* sp = run.sp;
   const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
   for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += sb) {
-    PvWideKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3, a4, a5, a6, a7);
+    PvWideKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), a0, a1, a2, a3, a4, a5, a6, a7);
   }
 }
 
@@ -123,19 +124,20 @@ HWY_INLINE void PvWideBlock(D d, const float* const* p, size_t n, const internal
   PvStoreSlot<CB>(d, a6, 6, out, c, alpha, rescale), PvStoreSlot<CB>(d, a7, 7, out, c, alpha, rescale);
 }
 
-// Row j's contribution to columns [c, c + 4 N) of GH heads in four accumulators (slot h (4 / GH) + t).
+// Row j's contribution to four column vectors (row at the first) of GH heads in four accumulators (slot
+// h (4 / GH) + t).
 template <class Format, size_t GH, class D, class V>
-HWY_INLINE void PvMidKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t c, V& a0,
-                         V& a1, V& a2, V& a3) {
+HWY_INLINE void PvMidKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& a0, V& a1, V& a2,
+                         V& a3) {
   const size_t N = hn::Lanes(d);
   const V vs = hn::Set(d, sc);
   const V w0 = hn::Set(d, p[0][j]);
-  const V x0 = LoadRowVec<Format>(d, row, c, N, vs, sc);
+  const V x0 = LoadRowVec<Format>(d, row, 0, N, vs, sc);
   if constexpr (GH == 4) {
     Fma4(x0, w0, hn::Set(d, p[1][j]), hn::Set(d, p[2][j]), hn::Set(d, p[3][j]), a0, a1, a2, a3);
     return;
   }
-  const V x1 = LoadRowVec<Format>(d, row, c + N, N, vs, sc);
+  const V x1 = LoadRowVec<Format>(d, row, N, N, vs, sc);
   if constexpr (GH == 2) {
     const V w1 = hn::Set(d, p[1][j]);
     a0 = hn::MulAdd(w0, x0, a0), a1 = hn::MulAdd(w0, x1, a1), a2 = hn::MulAdd(w1, x0, a2);
@@ -143,8 +145,8 @@ HWY_INLINE void PvMidKey(D d, const float* const* p, size_t j, const unsigned ch
     return;
   }
   a0 = hn::MulAdd(w0, x0, a0), a1 = hn::MulAdd(w0, x1, a1);
-  a2 = hn::MulAdd(w0, LoadRowVec<Format>(d, row, c + 2 * N, N, vs, sc), a2);
-  a3 = hn::MulAdd(w0, LoadRowVec<Format>(d, row, c + 3 * N, N, vs, sc), a3);
+  a2 = hn::MulAdd(w0, LoadRowVec<Format>(d, row, 2 * N, N, vs, sc), a2);
+  a3 = hn::MulAdd(w0, LoadRowVec<Format>(d, row, 3 * N, N, vs, sc), a3);
 }
 
 // The rows of one run into the 4-vector block: even rows into a, odd rows into b, in pairs (no branch per row picks
@@ -158,14 +160,14 @@ HWY_INLINE void PvMidRun(D d, const float* const* p, const RowRun& run, const in
   const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
   size_t j = run.begin;
   if (j < run.end && (j & 1) != 0) {
-    PvMidKey<Format, GH>(d, p, j++, row, RowScaleAt<Format>(sp), 0, b0, b1, b2, b3);
+    PvMidKey<Format, GH>(d, p, j++, row, RowScaleAt<Format>(sp), b0, b1, b2, b3);
     row += v.row_bytes, sp += sb;
   }
   for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
-    PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3);
-    PvMidKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), 0, b0, b1, b2, b3);
+    PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), a0, a1, a2, a3);
+    PvMidKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), b0, b1, b2, b3);
   }
-  if (j < run.end) PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), 0, a0, a1, a2, a3);
+  if (j < run.end) PvMidKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), a0, a1, a2, a3);
 }
 
 // Columns [c, c + 4 N): two accumulators per (head, column vector), one for the even rows and one for the odd, so
@@ -223,15 +225,15 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// Row j's contribution to columns [c, c + 2 N) of four heads: x<h><t>, head h and column vector t.
+// Row j's contribution to two column vectors (row at the first) of four heads: x<h><t>, head h and column vector t.
 template <class Format, class D, class V>
-HWY_INLINE void Pv8Key(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t c, V& x00,
-                       V& x01, V& x10, V& x11, V& x20, V& x21, V& x30, V& x31) {
+HWY_INLINE void Pv8Key(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& x00, V& x01,
+                       V& x10, V& x11, V& x20, V& x21, V& x30, V& x31) {
   const size_t N = hn::Lanes(d);
   const V vs = hn::Set(d, sc);
   const V w0 = hn::Set(d, p[0][j]), w1 = hn::Set(d, p[1][j]), w2 = hn::Set(d, p[2][j]), w3 = hn::Set(d, p[3][j]);
-  Fma4(LoadRowVec<Format>(d, row, c, N, vs, sc), w0, w1, w2, w3, x00, x10, x20, x30);
-  Fma4(LoadRowVec<Format>(d, row, c + N, N, vs, sc), w0, w1, w2, w3, x01, x11, x21, x31);
+  Fma4(LoadRowVec<Format>(d, row, 0, N, vs, sc), w0, w1, w2, w3, x00, x10, x20, x30);
+  Fma4(LoadRowVec<Format>(d, row, N, N, vs, sc), w0, w1, w2, w3, x01, x11, x21, x31);
 }
 
 // Row j's contribution to columns [0, 4 N) of row (offset to the block's columns) of four heads: x<h><t>, head h and
@@ -281,15 +283,15 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
     return;
   }
   if (j < run.end && (j & 1) != 0) {
-    Pv8Key<Format>(d, p, j++, row, RowScaleAt<Format>(sp), 0, x02, x03, x12, x13, x22, x23, x32, x33);
+    Pv8Key<Format>(d, p, j++, row, RowScaleAt<Format>(sp), x02, x03, x12, x13, x22, x23, x32, x33);
     row += v.row_bytes, sp += sb;
   }
   for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
-    Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), 0, x00, x01, x10, x11, x20, x21, x30, x31);
-    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), 0, x02, x03, x12, x13,
+    Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x10, x11, x20, x21, x30, x31);
+    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), x02, x03, x12, x13,
                    x22, x23, x32, x33);
   }
-  if (j < run.end) Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), 0, x00, x01, x10, x11, x20, x21, x30, x31);
+  if (j < run.end) Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x10, x11, x20, x21, x30, x31);
 }
 
 // DecodePv's 8- and 4-vector column blocks for four query heads with 16 accumulators (kDecode16): each accumulator
