@@ -74,7 +74,7 @@ bool CpuSupports(Path path) {
   (void)path;
   return true;  // the build only runs where its static target does
 #else
-  if (path == kScalarPath || path == kBackendPath) return true;  // the backend is built for this machine's static target
+  if (path == kScalarPath || path == kBackendPath) return true;  // a backend is built for this machine's static target
   hwy::SetSupportedTargetsForTest(0);
   const bool supported = (hwy::SupportedTargets() & path) != 0;
   if (g_forced_target != 0) hwy::SetSupportedTargetsForTest(g_forced_target);

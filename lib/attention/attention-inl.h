@@ -59,9 +59,11 @@ inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem&
 // is read once per call (no write to the control register) and such a call runs the row path, whose softmax
 // steps its reduction to nearest (attention.h states the bound). AttentionPathForTest reports the shape's
 // choice, the path taken to nearest.
+// Inlined into its callers, as before it took policies: out of line its frame (368 bytes on Cortex-M55) added to
+// the tiled path's.
 template <class DecodeK, class RowK>
-void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
-                      float* scores, const internal::AttentionRange& range) {
+HWY_INLINE void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                                 float* out, float* scores, const internal::AttentionRange& range) {
   switch (AttentionPathOf(p)) {
     case internal::AttentionPath::kPackedSmall:
       return PackedSmallAttention(p, q, k, v, out, scores, range);
@@ -74,7 +76,7 @@ void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const
     case internal::AttentionPath::kRow:
       break;
   }
-  internal::AttentionRows<RowK>(p, q, k, v, out, scores, range);
+  RowAttention<RowK>(p, q, k, v, out, scores, range);
 }
 
 // A shape with several key chunks (attention_split.h: decode shapes only) runs the chunked decode rows in every
@@ -83,14 +85,14 @@ void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const
 // thread's mode, can give the single call's bits. DecodeK and RowK: the decode path's and the row path's kernels
 // (Highway's, or a backend's: lib/common/backend-inl.h).
 template <class DecodeK, class RowK>
-void AttentionForwardWith(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                          float* out, float* scores) {
+HWY_INLINE void AttentionForwardWith(const internal::AttentionProblem& p, const float* q, const float* k,
+                                     const float* v, float* out, float* scores) {
   const size_t chunks = internal::KeyChunks(p.q_len, p.kv_len, p.mask != nullptr);
   const bool to_nearest = ExpToNearest();
   if (chunks > 1) {
     return DecodeAttention<DecodeK>(p, q, k, v, out, scores, internal::WholeProblem(p), chunks, to_nearest);
   }
-  if (HWY_UNLIKELY(!to_nearest)) return internal::AttentionRows<RowK>(p, q, k, v, out, scores);
+  if (HWY_UNLIKELY(!to_nearest)) return RowAttention<RowK>(p, q, k, v, out, scores, internal::WholeProblem(p));
   RunAttentionPath<DecodeK, RowK>(p, q, k, v, out, scores, internal::WholeProblem(p));
 }
 
@@ -98,8 +100,8 @@ void AttentionForwardWith(const internal::AttentionProblem& p, const float* q, c
 // the same bits), or, for a chunked shape, its chunk's partials into shared. The rounding mode is read per part:
 // each part follows AttentionForward's rule in its own thread's environment.
 template <class DecodeK, class RowK>
-void AttentionPartForwardWith(const internal::AttentionProblem& p, size_t part, const float* q, const float* k,
-                              const float* v, float* out, float* shared, float* scores) {
+HWY_INLINE void AttentionPartForwardWith(const internal::AttentionProblem& p, size_t part, const float* q,
+                                         const float* k, const float* v, float* out, float* shared, float* scores) {
   const internal::PartGrid grid =
       internal::MakePartGrid(p.num_heads, p.q_len, p.kv_len, p.mask != nullptr, p.causal);
   const internal::PartCoords c = internal::PartOf(grid, part);
@@ -109,7 +111,7 @@ void AttentionPartForwardWith(const internal::AttentionProblem& p, size_t part, 
     return DecodeChunkPart<DecodeK>(p, q, k, v, out, layout, shared, scores, c.head, c.chunk, to_nearest);
   }
   const internal::AttentionRange range{c.head, c.head + 1, c.i_begin, c.i_end};
-  if (HWY_UNLIKELY(!to_nearest)) return internal::AttentionRows<RowK>(p, q, k, v, out, scores, range);
+  if (HWY_UNLIKELY(!to_nearest)) return RowAttention<RowK>(p, q, k, v, out, scores, range);
   RunAttentionPath<DecodeK, RowK>(p, q, k, v, out, scores, range);
 }
 

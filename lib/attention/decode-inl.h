@@ -128,8 +128,8 @@ constexpr bool kDecodeInline = GH == 1 && Format::kBytes == 4 && !Format::kScale
 struct DecodeKernels {
   static constexpr bool kFormatsInRegisters = HWY_TARGET != HWY_SCALAR;  // see lib/kv_cache/kv_cache-inl.h
   template <class Format, size_t GH, class D>
-  static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
-                     float scale, float* const* s) {
+  static HWY_INLINE void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                                float scale, float* const* s) {
     if constexpr (kDecodeInline<Format, GH>) {
       DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
     } else {
@@ -137,16 +137,16 @@ struct DecodeKernels {
     }
   }
   template <class D>
-  static float TileMax(D d, const float* s, size_t n) {
+  static HWY_INLINE float TileMax(D d, const float* s, size_t n) {
     return DecodeTileMax(d, s, n);
   }
   template <bool kToNearest = true, class D>
-  static float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+  static HWY_INLINE float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
     return DecodeSoftmaxStep<kToNearest>(d, s, nb, tile_max, first, m, l);
   }
   template <class Format, size_t GH, class D>
-  static void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
-                 const float* alpha, bool rescale) {
+  static HWY_INLINE void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
+                            size_t width, const float* alpha, bool rescale) {
     if constexpr (kDecodeInline<Format, GH>) {
       DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
     } else {
@@ -214,6 +214,29 @@ HWY_INLINE void PvOfHeads(D d, const float* const* p, size_t count, size_t nb, c
   }
 }
 
+// DecodeTile one head at a time (Attention's decode path, the converted route): no arrays of heads, so the frame
+// stays as small as the steps' own (Cortex-M: the documented 1 KiB worst case).
+template <class Kernels, class Format, class D, class QOf, class OutOf>
+HWY_INLINE void DecodeTileOneHead(D d, TileRow<QOf, OutOf>& row, const internal::RowSource& k,
+                                  const internal::RowSource& v, size_t nb, const TileShape& sh) {
+  for (size_t r = 0; r < row.count; ++r) {
+    if (row.m[r] != row.m[r]) continue;  // NaN: redone by the caller
+    const float* q_row = row.q_of(r);
+    float* s = sh.s;
+    Kernels::template Scores<Format, 1>(d, &q_row, k, sh.head_dim, nb, sh.scale, &s);
+    const float tile_max = Kernels::TileMax(d, s, nb);
+    if (tile_max != tile_max) {
+      row.m[r] = internal::kQuietNaN;
+      continue;
+    }
+    const bool rescale = row.m[r] > -internal::kInfinity;  // not the head's first tile of the chunk
+    const float alpha = Kernels::SoftmaxStep(d, s, nb, tile_max, !rescale, row.m[r], row.l[r]);
+    const float* p = s;
+    float* out = row.out_of(r);
+    Kernels::template Pv<Format, 1>(d, &p, nb, v, &out, sh.value_dim, &alpha, rescale);
+  }
+}
+
 // The decode steps of one tile (nb <= kDecodeTile rows of k and v) for the heads of one query row whose state is not
 // NaN, up to heads_max (<= kMaxHeads, <= 4) at a time sharing each loaded K and V vector: scores, tile max, the
 // online-softmax step, P·V. A head whose tile holds a non-finite score gets m = NaN and is left for its caller to
@@ -222,6 +245,7 @@ template <class Kernels, class Format, size_t kMaxHeads, class D, class QOf, cla
 HWY_INLINE void DecodeTile(D d, TileRow<QOf, OutOf>& row, const internal::RowSource& k, const internal::RowSource& v,
                            size_t nb, const TileShape& sh, size_t heads_max) {
   static_assert(kMaxHeads == 1 || kMaxHeads == 4, "one head at a time, or passes of four, two and one");
+  if constexpr (kMaxHeads == 1) return DecodeTileOneHead<Kernels, Format>(d, row, k, v, nb, sh);
   size_t r = 0;
   while (r < row.count) {
     size_t heads[4], count = 0;

@@ -55,7 +55,9 @@ struct F16Format {
   static constexpr size_t kBytes = 2;
   static constexpr bool kScaled = false;
   static constexpr size_t kAlignment = 2;
-  static float Element(const unsigned char* row, size_t e, float /*scale*/) { return internal::LoadHalfElement(row, e); }
+  static float Element(const unsigned char* row, size_t e, float /*scale*/) {
+    return internal::LoadHalfElement(row, e);
+  }
   static bool VectorLoads(float /*scale*/) { return true; }
   // Lanes(d) elements from column c (row 2-byte aligned: a cast through void*, which -Wcast-align cannot check).
   template <class D>

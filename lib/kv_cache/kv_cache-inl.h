@@ -182,7 +182,7 @@ HWY_NOINLINE void KvAttentionScalarRows(const internal::KvAttentionProblem& p, c
 // meets a non-finite score is finished inside its route (one chunk: the scalar row kernels; several: the chunk's
 // two-pass partial carries the softmax rules).
 template <class Kernels>
-void KvAttentionForwardWith(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+HWY_INLINE void KvAttentionForwardWith(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
   const KvSpan sp = KvSpanOf(p);
   const internal::KvRoute route = ChooseKvRoute<Kernels>(p, sp.chunks, internal::RoundsToNearest());
   if (route == internal::KvRoute::kScalarRows) return KvAttentionScalarRows(p, q, out, ws);
@@ -241,8 +241,8 @@ HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttenti
 // chunk c of kv head g (its partials into shared, chunk 0's rows into out). The route is chosen per part, in its
 // thread's rounding mode, as the single call chooses it.
 template <class Kernels>
-void KvAttentionPartForwardWith(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
-                                float* shared, float* ws) {
+HWY_INLINE void KvAttentionPartForwardWith(const internal::KvAttentionProblem& p, size_t part, const float* q,
+                                           float* out, float* shared, float* ws) {
   const KvSpan sp = KvSpanOf(p);
   const internal::PartGrid grid =
       internal::MakePartGrid(p.layout.heads, p.q_len, sp.last_hi - sp.first_lo, false, p.causal);

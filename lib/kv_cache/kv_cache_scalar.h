@@ -38,7 +38,9 @@ inline void KvVisible(const KvAttentionProblem& p, size_t i, size_t* lo, size_t*
 // One side's rows of kv head g for the positions lo .. lo + n - 1 into dst [n][width].
 inline void KvLoadTile(const KvAttentionProblem& p, size_t g, KvSide side, size_t lo, size_t n, float* dst) {
   const size_t width = p.layout.Width(side);
-  for (size_t j = 0; j < n; ++j) LoadHeadRow(p.layout, p.storage, (lo + j) % p.layout.capacity, g, side, dst + j * width);
+  for (size_t j = 0; j < n; ++j) {
+    LoadHeadRow(p.layout, p.storage, (lo + j) % p.layout.capacity, g, side, dst + j * width);
+  }
 }
 
 // Query row i, query head h: its scores in the workspace, the row's softmax, P V tile by tile.

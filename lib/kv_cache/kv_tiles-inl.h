@@ -55,7 +55,9 @@ struct FusedTiles {
   }
   template <class D>
   void Load(D /*d*/, size_t /*t0*/, size_t /*n*/) {}
-  internal::RowSource Keys(size_t a) const { return internal::KvRows(p.layout, p.storage, g, internal::KvSide::kKey, a); }
+  internal::RowSource Keys(size_t a) const {
+    return internal::KvRows(p.layout, p.storage, g, internal::KvSide::kKey, a);
+  }
   internal::RowSource Values(size_t a) const {
     return internal::KvRows(p.layout, p.storage, g, internal::KvSide::kValue, a);
   }
