@@ -664,7 +664,7 @@ class AttentionPathTest : public PathTest {
  protected:
   // Floats per vector of the target, 0 where it is not known at compile time (SVE, RVV).
   size_t Lanes() const {
-    const Path t = GetParam();
+    const Path t = Target();
 #if HWY_ARCH_X86
     if (t == HWY_AVX3 || t == HWY_AVX3_DL) return 16;
     if (t == HWY_AVX2) return 8;
@@ -678,10 +678,10 @@ class AttentionPathTest : public PathTest {
     return 0;
   }
   // The small paths are off on SCALAR and EMU128 (microcontrollers' stack budget).
-  bool SmallOff() const { return GetParam() == HWY_SCALAR || GetParam() == HWY_EMU128; }
+  bool SmallOff() const { return Target() == HWY_SCALAR || Target() == HWY_EMU128; }
   bool PackedSmallOn() const {
 #if HWY_ARCH_X86
-    return GetParam() <= HWY_AVX2;
+    return Target() <= HWY_AVX2;
 #else
     return false;
 #endif

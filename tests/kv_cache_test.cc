@@ -10,10 +10,13 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "edgeattn/edgeattn.h"
+#include "hwy/targets.h"
 #include "lib/kv_cache/kv_cache_storage.h"
+#include "lib/kv_cache/kv_route.h"
 #include "tests/fp_env.h"
 #include "tests/half_reference.h"
 #include "tests/reference.h"
@@ -328,12 +331,15 @@ TEST_P(KvCacheTest, InitErrors) {
   d = good;
   d.type = static_cast<KvType>(7);
   EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidArgument);
-  EXPECT_EQ(cache.Init(good, storage.data(), need - 1), Status::kInvalidArgument);
+  EXPECT_EQ(cache.Init(good, storage.data(), need - 1), Status::kWorkspaceTooSmall);  // a caller buffer too small
   d = good;
   d.head_dim = 0;
   d.window = 9;  // shape before argument
   EXPECT_EQ(cache.Init(d, nullptr, need), Status::kNullPointer);
   EXPECT_EQ(cache.Init(d, storage.data(), need), Status::kInvalidShape);
+  d = good;
+  d.window = 9;  // argument before size
+  EXPECT_EQ(cache.Init(d, storage.data(), 1), Status::kInvalidArgument);
   EXPECT_EQ(storage, before);
   // An uninitialised cache is a null storage.
   float k[8] = {}, v[8] = {};
@@ -565,6 +571,99 @@ TEST_P(KvCacheTest, AttentionErrorsChangeNothing) {
   d.mask = MaskKind::kCausal;
   d.q_len = 1;  // position 5 sees 2..5
   EXPECT_EQ(RunCached(api(), d, q.data(), tc.cache, o6), Status::kInvalidShape);
+}
+
+// A cache whose storage_size was shrunk by hand (through the C struct or KvCacheState): every operation reports
+// kWorkspaceTooSmall, after its own shape and argument errors, and changes nothing.
+TEST_P(KvCacheTest, ShortStorageIsWorkspaceTooSmallAfterArguments) {
+  Rng rng;
+  const KvCacheDesc c = MakeCacheDesc(KvType::kQ8, 1, 4, 4, 8, 0);
+  TestCache tc(c, 1);
+  std::vector<float> k, v;
+  RandomRows(rng, c, 3, k, v);
+  ASSERT_EQ(tc.cache.Append(k.data(), v.data(), 3), Status::kOk);
+  for (size_t short_size : {edgeattn::KvCacheStorageSize(c) - 1, size_t{3}}) {  // past the header, and inside it
+    edgeattn::internal::KvCacheState st = tc.cache.state();
+    st.storage_size = short_size;
+    KvCache shrunk(st);
+    const Unchanged before(tc);
+    std::vector<float> kr(4), vr(4), bad_k = k;
+    bad_k[0] = kNaN;
+    EXPECT_EQ(shrunk.Append(k.data(), v.data(), 1), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Append(nullptr, nullptr, 0), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Append(k.data(), v.data(), SIZE_MAX / 2), Status::kInvalidShape) << short_size;
+    EXPECT_EQ(shrunk.Append(bad_k.data(), v.data(), 1), Status::kInvalidArgument) << short_size;
+    EXPECT_EQ(shrunk.Truncate(2), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Truncate(4), Status::kInvalidArgument) << short_size;
+    EXPECT_EQ(shrunk.Read(1, kr.data(), vr.data()), Status::kWorkspaceTooSmall) << short_size;
+    EXPECT_EQ(shrunk.Read(3, kr.data(), vr.data()), Status::kInvalidArgument) << short_size;
+    const AttentionDesc d = CachedDesc(1, c, 1, MaskKind::kCausal);
+    std::vector<float> q(4, 0.5f), out(4, 7.0f);
+    std::vector<unsigned char> ws(edgeattn::AttentionCachedWorkspaceBytes(1, 1, 1, 4, 4, 8));
+    EXPECT_EQ(api().attention_cached(d, q.data(), shrunk, out.data(), ws.data(), ws.size()),
+              Status::kWorkspaceTooSmall)
+        << short_size;
+    AttentionDesc bad = d;
+    bad.scale = -1.0f;
+    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()),
+              Status::kInvalidArgument)
+        << short_size;
+    bad = d;
+    bad.q_len = 4;  // more causal queries than positions
+    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()), Status::kInvalidShape)
+        << short_size;
+    EXPECT_EQ(out, std::vector<float>(4, 7.0f));
+    EXPECT_TRUE(before.Holds());
+  }
+}
+
+// ---- Routes ----
+
+// The SIMD path's route is chosen once per call, from the problem, the storage's alignment, the target and the
+// rounding mode (lib/kv_cache/kv_cache-inl.h, ChooseKvRoute); KvRouteForTest reports the choice.
+TEST_P(KvCacheTest, RouteIsChosenFromShapeAlignmentTargetAndMode) {
+  using edgeattn::internal::KvRoute;
+  using edgeattn::internal::KvRouteForTest;
+  if (IsScalarPath()) GTEST_SKIP() << "the scalar path has no routes: the row kernels throughout";
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kFused), "fused");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kConverted), "converted");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kTwoPass), "two_pass");
+  EXPECT_STREQ(edgeattn::internal::KvRouteName(KvRoute::kScalarRows), "scalar_rows");
+  Rng rng;
+  const bool fused_target = Target() != HWY_SCALAR;  // one lane: no fused route (flash)
+  for (KvType type : kTypes) {
+    for (size_t misalign : {0, 1, 2}) {
+      const bool aligned = misalign % edgeattn::internal::KvElementBytes(type) == 0;
+      const KvRoute decode = fused_target && aligned ? KvRoute::kFused : KvRoute::kConverted;
+      const KvCacheDesc c = MakeCacheDesc(type, 1, 8, 8, 700, 0), small = MakeCacheDesc(type, 1, 8, 8, 40, 0);
+      TestCache long_cache(c, misalign), short_cache(small, misalign);
+      std::vector<float> k, v;
+      RandomRows(rng, c, 700, k, v);
+      ASSERT_EQ(long_cache.cache.Append(k.data(), v.data(), 700), Status::kOk);
+      ASSERT_EQ(short_cache.cache.Append(k.data(), v.data(), 40), Status::kOk);
+      const std::string what = std::string(TypeName(type)) + " misaligned by " + std::to_string(misalign);
+      for (const TestCache* tc : {&long_cache, &short_cache}) {  // several key chunks, and one
+        const KvCacheDesc& cd = tc->desc();
+        EXPECT_EQ(KvRouteForTest(CachedDesc(1, cd, 2, MaskKind::kCausal), tc->cache), decode) << what;
+        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries - 1, cd, 1, MaskKind::kNone),
+                                 tc->cache),
+                  decode)
+            << what;
+        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries, cd, 1, MaskKind::kCausal),
+                                 tc->cache),
+                  KvRoute::kConverted)
+            << what;
+        if (kHasFpControl) {
+          ScopedFpEnv upward(FpEnv{kUpward, false, false});
+          const KvRoute directed = tc == &long_cache ? KvRoute::kTwoPass : KvRoute::kScalarRows;
+          EXPECT_EQ(KvRouteForTest(CachedDesc(1, cd, 2, MaskKind::kCausal), tc->cache), directed) << what;
+        }
+      }
+      AttentionDesc bad = CachedDesc(1, c, 2, MaskKind::kCausal);
+      bad.scale = -1.0f;
+      EXPECT_EQ(KvRouteForTest(bad, long_cache.cache), KvRoute::kScalarRows) << what;
+    }
+  }
 }
 
 // ---- Results ----
@@ -880,7 +979,8 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
   ASSERT_EQ(storage.size(), 16u + 4 * 16 * 2);
   edgeattn_kv_cache cache;
   std::memset(&cache, 0, sizeof(cache));
-  EXPECT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size() - 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size() - 1),
+            EDGEATTN_ERROR_WORKSPACE_TOO_SMALL);
   ASSERT_EQ(edgeattn_kv_cache_init(&cache, &cd, storage.data(), storage.size()), EDGEATTN_OK);
   std::vector<float> k(5 * 8), v(5 * 8), kr(8), vr(8);
   for (float& x : k) x = rng.Normal();
@@ -909,7 +1009,7 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
                "the KV cache has no room for the positions being appended");
 }
 
-// The F16 and Q8 decode steps read the stored bytes in registers (lib/kv_cache/kv_cache_fused-inl.h) with the
+// The F16 and Q8 decode steps read the stored bytes in registers (route fused, lib/kv_cache/kv_tiles-inl.h) with the
 // decode path's arithmetic per query head: they must give the bits of an F32 cache holding what Read returns,
 // over row tails (widths that are no multiple of any lane count), storage at odd addresses, rings that wrap
 // inside a tile, groups of 1 to 6 query heads (fused four, two and one at a time), tiles of 256 crossed, F16

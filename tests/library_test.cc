@@ -39,6 +39,14 @@ TEST_P(TargetTest, SimdTargetNamesTheForcedTarget) {
   EXPECT_STREQ(edgeattn_simd_target(), TargetName(GetParam()));
 }
 
+// Asking whether the CPU runs a path (as tests that loop over paths do) must not lift the forcing: the checks after
+// it would run on the default target instead.
+TEST_P(TargetTest, CpuSupportsKeepsTheForcedTarget) {
+  if (IsScalarPath()) GTEST_SKIP() << "the scalar path has no Highway target";
+  for (Path p : AllPaths()) (void)CpuSupports(p);
+  EXPECT_STREQ(edgeattn::SimdTarget(), TargetName(GetParam()));
+}
+
 TEST(Library, DefaultTargetIsTheBestTheCpuSupports) {
   // Dispatch first: in Highway 1.0.3, asking for the supported targets before the first dispatch keeps SVE_256
   // and SVE2_128 from ever being chosen.

@@ -45,15 +45,26 @@ uint64_t TargetTraits() {
   return (lanes << 16) | (family << 1) | (HWY_NATIVE_FMA ? 1 : 0);
 }
 
+// Whether this target's vector multiply flushes a subnormal operand to zero, measured (the library's trait,
+// lib/common/vector_unit-inl.h, is derived from the architecture; this asks the hardware).
+bool VectorMultiplyFlushes() {
+  const hwy::HWY_NAMESPACE::ScalableTag<float> d;
+  volatile float tiny = 0x1p-130f;  // subnormal; volatile: no constant folding
+  const auto x = hwy::HWY_NAMESPACE::Mul(hwy::HWY_NAMESPACE::Set(d, tiny), hwy::HWY_NAMESPACE::Set(d, 1.0f));
+  return hwy::HWY_NAMESPACE::GetLane(x) == 0.0f;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn_test
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "lib/common/dispatch.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
 HWY_EXPORT(TargetTraits);
+HWY_EXPORT(VectorMultiplyFlushes);
 namespace {
 
 using edgeattn::AttentionDesc;
@@ -153,6 +164,16 @@ TEST_P(ReliabilityTest, ConcurrentCallsGiveTheBitsOfSerialCalls) {
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 #endif
+}
+
+// The library's "this vector unit flushes subnormals" trait agrees with the hardware on every SIMD path.
+TEST(VectorUnit, FlushTraitMatchesTheHardware) {
+  for (Path p : SupportedPaths()) {
+    if (p == kScalarPath) continue;
+    ScopedTarget target(p);
+    EXPECT_EQ(edgeattn::internal::DispatchedVectorFlushesSubnormals(), HWY_DYNAMIC_DISPATCH(VectorMultiplyFlushes)())
+        << TargetName(p);
+  }
 }
 
 TEST(Agreement, BitIdenticalPathsAcrossTargets) {

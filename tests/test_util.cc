@@ -7,6 +7,7 @@
 
 #include "hwy/highway.h"
 #include "hwy/targets.h"
+#include "lib/common/backend.h"
 
 namespace edgeattn_test {
 
@@ -36,6 +37,9 @@ const Api& SimdApi() {
 
 std::vector<Path> AllPaths() {
   std::vector<Path> paths = {kScalarPath};
+#if EDGEATTN_HAS_BACKEND
+  paths.push_back(kBackendPath);
+#endif
 #if HWY_COMPILE_ONLY_STATIC
   paths.push_back(HWY_STATIC_TARGET);
 #else
@@ -45,14 +49,36 @@ std::vector<Path> AllPaths() {
   return paths;
 }
 
+namespace {
+// The target a PathTest or ScopedTarget forces now (0: none). Highway 1.0.3 answers SupportedTargets() with the
+// forced mask while one is forced, so CpuSupports lifts the forcing to ask and puts it back.
+Path g_forced_target = 0;
+
+// target 0: the default. A Highway target turns the backend off; the backend path turns it on and forces the
+// static target (its kernels run there; the functions it does not supply are the static target's).
+void ForceTarget(Path target) {
+  edgeattn::internal::SetBackendEnabledForTest(target == 0 || target == kBackendPath);
+#if HWY_COMPILE_ONLY_STATIC
+  (void)target;
+#else
+  g_forced_target = target == kBackendPath ? HWY_STATIC_TARGET : target;
+  hwy::SetSupportedTargetsForTest(g_forced_target);
+#endif
+}
+}  // namespace
+
+Path HighwayTargetOf(Path path) { return path == kBackendPath ? HWY_STATIC_TARGET : path; }
+
 bool CpuSupports(Path path) {
 #if HWY_COMPILE_ONLY_STATIC
   (void)path;
   return true;  // the build only runs where its static target does
 #else
-  if (path == kScalarPath) return true;
+  if (path == kScalarPath || path == kBackendPath) return true;  // a backend is built for this machine's static target
   hwy::SetSupportedTargetsForTest(0);
-  return (hwy::SupportedTargets() & path) != 0;
+  const bool supported = (hwy::SupportedTargets() & path) != 0;
+  if (g_forced_target != 0) hwy::SetSupportedTargetsForTest(g_forced_target);
+  return supported;
 #endif
 }
 
@@ -64,37 +90,27 @@ std::vector<Path> SupportedPaths() {
   return paths;
 }
 
-const char* TargetName(Path target) { return target == kScalarPath ? "ScalarPath" : hwy::TargetName(target); }
+const char* TargetName(Path target) {
+  return target == kScalarPath    ? "ScalarPath"
+         : target == kBackendPath ? edgeattn::internal::BackendName()
+                                  : hwy::TargetName(target);
+}
 
 std::string PathName(const ::testing::TestParamInfo<Path>& info) { return TargetName(info.param); }
 
 ScopedTarget::ScopedTarget(Path target) {
-#if HWY_COMPILE_ONLY_STATIC
-  (void)target;
-#else
-  if (target != kScalarPath) hwy::SetSupportedTargetsForTest(target);
-#endif
+  if (target != kScalarPath) ForceTarget(target);
 }
 
-ScopedTarget::~ScopedTarget() {
-#if !HWY_COMPILE_ONLY_STATIC
-  hwy::SetSupportedTargetsForTest(0);
-#endif
-}
+ScopedTarget::~ScopedTarget() { ForceTarget(0); }
 
 void PathTest::SetUp() {
   if (!CpuSupports(GetParam())) GTEST_SKIP() << TargetName(GetParam()) << " is compiled but this CPU lacks it";
-#if !HWY_COMPILE_ONLY_STATIC
-  if (!IsScalarPath()) hwy::SetSupportedTargetsForTest(GetParam());
-#endif
+  if (!IsScalarPath()) ForceTarget(GetParam());
   ::testing::Test::RecordProperty("seed", std::to_string(TestSeed()));
 }
 
-void PathTest::TearDown() {
-#if !HWY_COMPILE_ONLY_STATIC
-  hwy::SetSupportedTargetsForTest(0);
-#endif
-}
+void PathTest::TearDown() { ForceTarget(0); }
 
 edgeattn::AttentionDesc MakeDesc(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim,
                                  edgeattn::MaskKind mask, size_t num_heads, size_t num_kv_heads) {

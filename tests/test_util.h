@@ -57,11 +57,15 @@ struct Api {
 const Api& ScalarApi();
 const Api& SimdApi();
 
-// Test parameter: 0 is the scalar path; otherwise a Highway target bit, forced for the duration of the test.
-// Tests are instantiated for every compiled target, so that their names do not depend on the CPU, and skip
-// (visibly) on a CPU that lacks the target; loops over paths use SupportedPaths().
+// Test parameter: 0 is the scalar path; kBackendPath the build's backend (lib/common/backend.h: its kernels on the
+// static target, in a build that has one); otherwise a Highway target bit. The SIMD paths are forced for the
+// duration of the test. Tests are instantiated for every compiled path, so that their names do not depend on the
+// CPU, and skip (visibly) on a CPU that lacks the target; loops over paths use SupportedPaths().
 using Path = int64_t;
 constexpr Path kScalarPath = 0;
+constexpr Path kBackendPath = -1;  // not a Highway target: no single bit set
+// The Highway target a SIMD path's code is compiled for (the static target for the backend path).
+Path HighwayTargetOf(Path path);
 std::vector<Path> AllPaths();        // the scalar path and every compiled target, best first
 std::vector<Path> SupportedPaths();  // the scalar path and the compiled targets this CPU runs, best first
 bool CpuSupports(Path path);
@@ -73,13 +77,15 @@ class PathTest : public ::testing::TestWithParam<Path> {
   void SetUp() override;
   void TearDown() override;
   bool IsScalarPath() const { return GetParam() == kScalarPath; }
+  Path Target() const { return HighwayTargetOf(GetParam()); }  // the Highway target the path runs on
   const Api& api() const { return IsScalarPath() ? ScalarApi() : SimdApi(); }
 };
 
 #define EDGEATTN_INSTANTIATE_PATHS(suite) \
   INSTANTIATE_TEST_SUITE_P(Paths, suite, ::testing::ValuesIn(::edgeattn_test::AllPaths()), ::edgeattn_test::PathName)
 
-// Forces one SIMD target (no-op in static-dispatch builds, which have one). Restores on destruction.
+// Forces one SIMD path: a Highway target (no-op in static-dispatch builds, which have one) with the backend off, or
+// the backend. Restores the default (the best target; the backend on, where there is one) on destruction.
 class ScopedTarget {
  public:
   explicit ScopedTarget(Path target);

@@ -41,27 +41,14 @@ struct AttentionDesc {
 constexpr size_t kWorkspaceAlignment = 64;
 
 // Attention has five SIMD paths, chosen from the shape before anything is written (the scalar path is always the
-// row path; docs/performance.md, The attention paths, has a section per path under these names):
-//  - packed_small: at most 4 keys, no additive mask, on x86 AVX2 and AVX-512, and (causal) kv_len >= q_len: one
-//    vector holds the scores of 2 (AVX2) or 4 rows and their softmax runs once for all of them (the seeds' shape);
-//  - small: every key fits in one vector (kv_len <= 16 floats on AVX-512, 8 on AVX2, 4 on SSE4 and NEON; not on
-//    the SCALAR/EMU128 targets) and head_dim * lanes <= 256: K^T of the head copied to the stack, each row's
-//    scores and softmax in one register; the workspace is not touched (tiny and compile-time shapes, decoding a
-//    short cache);
-//  - row: otherwise with an additive mask, one query row at a time: scores of the row in the workspace (kv_len
-//    floats), softmax, P V;
-//  - tiled: otherwise with at least kAttentionTiledMinQueries queries (and kv_len < 2^24): blocks of up to 32
-//    queries against tiles of up to 64 keys, the scores of a tile and an online softmax kept per block; its
-//    workspace depends on the block and the head width, not on L;
-//  - decode: otherwise (fewer than kAttentionTiledMinQueries queries, or kv_len >= 2^24; decoding against a KV
-//    cache): each query row streams its visible keys once, in tiles of 256 keys (their scores in the workspace,
-//    an online softmax across tiles, P V of the tile into the output row). With more than kAttentionKeyChunk
-//    keys (and fewer than kAttentionTiledMinQueries queries) a row's keys run in chunks of kAttentionKeyChunk:
-//    each chunk's online softmax gives a partial result (its max, its sum, its P V row; a NaN flag and the count
-//    and V sum of its +inf scores), and the partials are combined in chunk order (the work split's parts compute
-//    the same chunks; see AttentionPartCount).
-// A row whose scores hold a NaN or an infinity is finished by its path with the softmax rules (softmax.h): the
-// small paths and the tiled path recompute it, the decode path carries the rules through its chunk partials.
+// row path): packed_small (at most 4 keys, x86 AVX2 and AVX-512), small (every key in one vector, not on the
+// SCALAR/EMU128 targets), row (an additive mask), tiled (at least kAttentionTiledMinQueries queries) and decode
+// (otherwise). Which shape takes which, and how each works: docs/architecture.md; what limits each and its figures:
+// docs/performance.md, The attention paths. What a caller sees of them: every path stays within the bound below,
+// and the decode path, for fewer than kAttentionTiledMinQueries queries over more than kAttentionKeyChunk keys, runs
+// a row's keys in chunks of kAttentionKeyChunk whose partial results are combined in chunk order (the work split's
+// parts compute the same chunks; see AttentionPartCount). A row whose scores hold a NaN or an infinity follows the
+// softmax rules (softmax.h) on every path.
 constexpr size_t kAttentionTiledMinQueries = 8;
 
 // The work split's grid (AttentionPartCount): query rows in blocks of kAttentionRowBlock (a multiple of every

@@ -34,7 +34,7 @@ typedef enum edgeattn_status {
   EDGEATTN_ERROR_NULL_POINTER = 1,  /* a required pointer is NULL */
   EDGEATTN_ERROR_INVALID_SHAPE = 2, /* a zero size where one is not allowed, or sizes whose products overflow size_t */
   EDGEATTN_ERROR_INVALID_ARGUMENT = 3, /* non-finite or negative scale, num_heads not a multiple of num_kv_heads, ... */
-  EDGEATTN_ERROR_WORKSPACE_TOO_SMALL = 4,
+  EDGEATTN_ERROR_WORKSPACE_TOO_SMALL = 4, /* a caller buffer (workspace, shared buffer, KV cache storage) too small */
   EDGEATTN_ERROR_OVERLAP = 5, /* an output overlaps an input where the function does not allow it */
   /* New status: a linear cache (window = 0) has no room for the positions being appended. */
   EDGEATTN_ERROR_CAPACITY = 6
@@ -332,6 +332,8 @@ typedef struct edgeattn_kv_cache { /* set by edgeattn_kv_cache_init; callers tre
 /* Bytes of storage: 16 (header) + capacity * num_kv_heads * (head_dim + value_dim) * (4 for F32, 2 for F16,
    1 for Q8) + capacity * num_kv_heads * 8 for Q8's scales; any alignment; 0 if invalid. */
 size_t edgeattn_kv_cache_storage_size(const edgeattn_kv_cache_desc* desc); /* bytes, any alignment; 0 if invalid */
+/* NULL_POINTER, INVALID_SHAPE (a zero size, an overflowing byte count), INVALID_ARGUMENT (unknown type,
+   window > capacity), WORKSPACE_TOO_SMALL (storage_size below edgeattn_kv_cache_storage_size(desc)). */
 edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache* cache, const edgeattn_kv_cache_desc* desc,
                                        void* storage, size_t storage_size);
 /* k [n][num_kv_heads][head_dim], v [n][num_kv_heads][value_dim]; positions length .. length+n-1. n = 0 is OK.

@@ -90,7 +90,9 @@ class KvCache {
   constexpr explicit KvCache(const internal::KvCacheState& state) noexcept : state_(state) {}
 
   // Checks the shape (kInvalidShape: a zero size or overflowing byte count; kInvalidArgument: unknown type,
-  // window > capacity, storage_size < KvCacheStorageSize(desc)) and starts empty. storage: any alignment.
+  // window > capacity; kWorkspaceTooSmall: storage_size < KvCacheStorageSize(desc)) and starts empty. storage: any
+  // alignment. A cache whose storage_size was later made too small (by hand, through the state or the C struct)
+  // answers every call with kWorkspaceTooSmall, after that call's own shape and argument errors.
   [[nodiscard]] Status Init(const KvCacheDesc& desc, void* storage, size_t storage_size) noexcept;
 
   // Appends n positions: k [n][num_kv_heads][head_dim], v [n][num_kv_heads][value_dim], positions length ..
@@ -198,39 +200,30 @@ size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& ca
 // scale/2 per element; on N(0,1) data, 256 keys, d = 64, the relative L2 error of a row against attention on the
 // unrounded f32 inputs measures about 3e-4 for F16 and 7e-3 for Q8; tests/kv_cache_test.cc, StorageErrorEndToEnd,
 // asserts 1e-3 and 2e-2).
-// Paths. The scalar path: per query row and head, the row kernels of scalar::Attention over the visible positions
-// (in tiles of 32 keys converted to f32 in the workspace), so an F32 cache without window gives scalar::Attention's
-// bits on the same K and V. The SIMD path: per KV head, the positions the call sees, in tiles of 256 logical
-// positions from the first of them, converted to f32 once per tile (F32 read in place where the tile does not wrap
-// and the storage is 4-byte aligned) and run through Attention's decode-path steps (scores, online softmax, P V)
-// for every query row and query head of the group: GQA reads each K/V head once per group. Fewer than
-// kAttentionTiledMinQueries queries (decode steps; not for storage misaligned for its element type, nor on the
-// one-lane SCALAR target of the Cortex-M builds, where it would only add flash) skip the conversion: each vector
-// of stored K or V is converted in registers (F16 exactly; Q8 as q * scale, the product Read returns) and shared
-// by up to four query heads of the group, with the same arithmetic per query head, so a decode step gives the
-// bits of an F32 cache holding the values Read returns. With fewer than kAttentionTiledMinQueries queries and more
-// than kAttentionKeyChunk visible positions, the positions run in key chunks of kAttentionKeyChunk from the first
-// visible one, whose partial results are combined in chunk order as on Attention's decode path (the work split's
-// parts compute the same chunks). For fewer than kAttentionTiledMinQueries queries on an F32 cache without window
-// this gives the bits of Attention's decode path (taken for more than one vector of keys) on rows whose scores
-// are finite; larger chunks stay within attention.h's bound.
-// Results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
-// that hold the same visible positions give bit-identical outputs for the same queries. ("Bits" of a NaN output,
-// here and above, mean only that it is NaN: where two caches take different paths — F32 storage at a misaligned
-// address is converted, aligned storage read in registers — a NaN in V can reach an output through a different
-// order of operations, and IEEE arithmetic leaves the sign and payload of the NaN that propagates to that order.) A query whose scores hold
-// a NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a
-// query does not see never reaches its row (with key chunks the rules are carried by the chunks' partial results).
-// Under a directed rounding mode the SIMD path runs the scalar path's kernels (as Attention runs its row path;
-// calls in key chunks run every chunk position by position with an exp that steps its reduction to nearest) and
-// attention.h's directed-mode bound holds; F16 storage is integer code
-// (the same bits in every mode), Q8's divisions round in the caller's mode (its integer rounding does not).
+// Bits (what a caller can rely on; how the SIMD path's routes deliver it: docs/architecture.md, "KV cache routes"):
+//  - scalar::AttentionCached on an F32 cache without window gives scalar::Attention's bits on the same K and V;
+//  - the SIMD path on an F32 cache without window, fewer than kAttentionTiledMinQueries queries, gives the bits of
+//    Attention's decode path (taken for more than one vector of keys) on rows whose scores are finite;
+//  - an F16 or Q8 cache gives the bits of an F32 cache holding the values Read returns, on the same path;
+//  - results depend on which positions a call sees, never on where a ring keeps them: a ring and a linear cache
+//    that hold the same visible positions give bit-identical outputs, and so do its work split's parts
+//    (AttentionCachedPart) and the single call.
+// ("Bits" of a NaN output mean only that it is NaN: where two caches take different routes, F32 storage at a
+// misaligned address and at an aligned one, a NaN in V can reach an output through another order of operations, and
+// IEEE arithmetic leaves the sign and payload of the NaN that propagates to that order.) A query whose scores hold a
+// NaN or an infinity follows softmax.h's rules (NaN: the row is NaN; +inf scores share the row); a position a query
+// does not see never reaches its row. Under a directed rounding mode attention.h's directed-mode bound holds (the
+// SIMD path then computes each row's softmax with an exp that steps its reduction to nearest); F16 storage is
+// integer code (the same bits in every mode), Q8's divisions round in the caller's mode (its integer rounding does
+// not). Threads: any number of calls on one cache at once (the cache is only read). Stack: within the library's
+// Cortex-M budget (README, "Footprint": 1 KiB per call, checked by the stack report); everything that grows with
+// the shape is in the workspace.
 [[nodiscard]] Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache& cache, float* out,
                                      void* workspace, size_t workspace_size) noexcept;
 
 // Work split of AttentionCached for the application's threads (attention.h, AttentionPartCount, for the promise
 // and the rules): parts = (kv head g, block of kAttentionRowBlock query rows, chunk of kAttentionKeyChunk
-// positions), one row block when q_len < kAttentionTiledMinQueries and several chunks only then. A part converts each
+// positions), one row block when q_len < kAttentionTiledMinQueries and several chunks only then. A part reads each
 // tile of its kv head once and runs every query head of the group on it, as the single call does. The chunks are
 // counted in logical positions from the first position the call sees, in steps of kAttentionKeyChunk (two of the
 // cache's 256-position tiles), so a ring and a linear cache that hold the same visible positions give identical bits,

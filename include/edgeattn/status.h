@@ -10,7 +10,7 @@ enum class Status : int {
   kNullPointer = 1,        // a required pointer is null
   kInvalidShape = 2,       // a zero size where none is allowed, or sizes whose byte counts overflow size_t
   kInvalidArgument = 3,    // e.g. a non-finite or negative scale, num_heads not a multiple of num_kv_heads
-  kWorkspaceTooSmall = 4,  // the workspace is smaller than the size function asks for
+  kWorkspaceTooSmall = 4,  // a caller buffer (workspace, shared buffer, KV cache storage) below its size function
   kOverlap = 5,            // an output overlaps an input where the function does not allow it
   kCapacity = 6,           // a linear KV cache (window 0) has no room for the positions being appended
 };

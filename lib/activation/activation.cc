@@ -5,12 +5,14 @@
 #include "edgeattn/activation.h"
 #include "lib/activation/activation_scalar.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/activation/activation.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/activation/activation-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -84,19 +86,19 @@ HWY_EXPORT(AddArrays);
 
 Status ActivationApply(const float* x, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(x, nullptr, false, y, n, act);
-  if (status == Status::kOk && n != 0) HWY_DYNAMIC_DISPATCH(ActivationArray)(x, y, n, act);
+  if (status == Status::kOk && n != 0) EDGEATTN_DISPATCH(ActivationArray)(x, y, n, act);
   return status;
 }
 
 Status GatedActivation(const float* gate, const float* up, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(gate, up, true, y, n, act);
-  if (status == Status::kOk && n != 0) HWY_DYNAMIC_DISPATCH(GatedActivationArray)(gate, up, y, n, act);
+  if (status == Status::kOk && n != 0) EDGEATTN_DISPATCH(GatedActivationArray)(gate, up, y, n, act);
   return status;
 }
 
 Status Add(const float* a, const float* b, float* y, size_t n) noexcept {
   const Status status = CheckAdd(a, b, y, n);
-  if (status == Status::kOk && n != 0) HWY_DYNAMIC_DISPATCH(AddArrays)(a, b, y, n);
+  if (status == Status::kOk && n != 0) EDGEATTN_DISPATCH(AddArrays)(a, b, y, n);
   return status;
 }
 

@@ -59,8 +59,11 @@ inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem&
 // is read once per call (no write to the control register) and such a call runs the row path, whose softmax
 // steps its reduction to nearest (attention.h states the bound). AttentionPathForTest reports the shape's
 // choice, the path taken to nearest.
-inline void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                             float* out, float* scores, const internal::AttentionRange& range) {
+// Inlined into its callers, as before it took policies: out of line its frame (368 bytes on Cortex-M55) added to
+// the tiled path's.
+template <class DecodeK, class RowK>
+HWY_INLINE void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                                 float* out, float* scores, const internal::AttentionRange& range) {
   switch (AttentionPathOf(p)) {
     case internal::AttentionPath::kPackedSmall:
       return PackedSmallAttention(p, q, k, v, out, scores, range);
@@ -69,42 +72,47 @@ inline void RunAttentionPath(const internal::AttentionProblem& p, const float* q
     case internal::AttentionPath::kTiled:
       return TiledAttention(p, q, k, v, out, scores, range);
     case internal::AttentionPath::kDecode:
-      return DecodeAttention(p, q, k, v, out, scores, range, 1, true);
+      return DecodeAttention<DecodeK>(p, q, k, v, out, scores, range, 1, true);
     case internal::AttentionPath::kRow:
       break;
   }
-  RowAttention(p, q, k, v, out, scores, range);
+  RowAttention<RowK>(p, q, k, v, out, scores, range);
 }
 
 // A shape with several key chunks (attention_split.h: decode shapes only) runs the chunked decode rows in every
 // floating-point environment: under a directed mode each chunk takes the two-pass kernel whose exp steps its
 // reduction to nearest (decode-inl.h, DecodeChunkTwoPass), so that the parts of the work split, each in its
-// thread's mode, can give the single call's bits.
-inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                             float* out, float* scores) {
+// thread's mode, can give the single call's bits. DecodeK and RowK: the decode path's and the row path's kernels
+// (Highway's, or a backend's: lib/common/backend-inl.h).
+template <class DecodeK, class RowK>
+HWY_INLINE void AttentionForwardWith(const internal::AttentionProblem& p, const float* q, const float* k,
+                                     const float* v, float* out, float* scores) {
   const size_t chunks = internal::KeyChunks(p.q_len, p.kv_len, p.mask != nullptr);
   const bool to_nearest = ExpToNearest();
-  if (chunks > 1) return DecodeAttention(p, q, k, v, out, scores, internal::WholeProblem(p), chunks, to_nearest);
-  if (HWY_UNLIKELY(!to_nearest)) return RowAttention(p, q, k, v, out, scores, internal::WholeProblem(p));
-  RunAttentionPath(p, q, k, v, out, scores, internal::WholeProblem(p));
+  if (chunks > 1) {
+    return DecodeAttention<DecodeK>(p, q, k, v, out, scores, internal::WholeProblem(p), chunks, to_nearest);
+  }
+  if (HWY_UNLIKELY(!to_nearest)) return RowAttention<RowK>(p, q, k, v, out, scores, internal::WholeProblem(p));
+  RunAttentionPath<DecodeK, RowK>(p, q, k, v, out, scores, internal::WholeProblem(p));
 }
 
 // Part `part` of the work split (attention_split.h): its head and rows on the call's path (the same blocks, so
 // the same bits), or, for a chunked shape, its chunk's partials into shared. The rounding mode is read per part:
 // each part follows AttentionForward's rule in its own thread's environment.
-inline void AttentionPartForward(const internal::AttentionProblem& p, size_t part, const float* q, const float* k,
-                                 const float* v, float* out, float* shared, float* scores) {
+template <class DecodeK, class RowK>
+HWY_INLINE void AttentionPartForwardWith(const internal::AttentionProblem& p, size_t part, const float* q,
+                                         const float* k, const float* v, float* out, float* shared, float* scores) {
   const internal::PartGrid grid =
       internal::MakePartGrid(p.num_heads, p.q_len, p.kv_len, p.mask != nullptr, p.causal);
   const internal::PartCoords c = internal::PartOf(grid, part);
   const bool to_nearest = ExpToNearest();
   if (grid.chunks > 1) {
     const internal::SharedLayout layout = internal::MakeSharedLayout(p.num_heads * p.q_len, grid.chunks, p.value_dim);
-    return DecodeChunkPart(p, q, k, v, out, layout, shared, scores, c.head, c.chunk, to_nearest);
+    return DecodeChunkPart<DecodeK>(p, q, k, v, out, layout, shared, scores, c.head, c.chunk, to_nearest);
   }
   const internal::AttentionRange range{c.head, c.head + 1, c.i_begin, c.i_end};
-  if (HWY_UNLIKELY(!to_nearest)) return RowAttention(p, q, k, v, out, scores, range);
-  RunAttentionPath(p, q, k, v, out, scores, range);
+  if (HWY_UNLIKELY(!to_nearest)) return RowAttention<RowK>(p, q, k, v, out, scores, range);
+  RunAttentionPath<DecodeK, RowK>(p, q, k, v, out, scores, range);
 }
 
 inline void AttentionFinishForward(const internal::AttentionProblem& p, float* shared, float* out) {
@@ -114,11 +122,46 @@ inline void AttentionFinishForward(const internal::AttentionProblem& p, float* s
                      internal::MakeSharedLayout(p.num_heads * p.q_len, chunks, p.value_dim), shared, out);
 }
 
+// The entry points EDGEATTN_DISPATCH calls, on Highway's kernels; below, on a backend's (the same names in its
+// namespace: its DecodeKernels and RowKernels, or Highway's where it supplies none).
+inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                             float* out, float* scores) {
+  AttentionForwardWith<DecodeKernels, RowKernels>(p, q, k, v, out, scores);
+}
+inline void AttentionPartForward(const internal::AttentionProblem& p, size_t part, const float* q, const float* k,
+                                 const float* v, float* out, float* shared, float* scores) {
+  AttentionPartForwardWith<DecodeKernels, RowKernels>(p, part, q, k, v, out, shared, scores);
+}
 inline void AttentionWeightsForward(const internal::AttentionProblem& p, const float* q, const float* k,
                                     float* weights) {
   internal::AttentionWeightRows<RowKernels>(p, q, k, weights);
 }
 
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#include "lib/common/backend-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace backend {
+
+inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                             float* out, float* scores) {
+  AttentionForwardWith<DecodeKernels, RowKernels>(p, q, k, v, out, scores);
+}
+inline void AttentionPartForward(const internal::AttentionProblem& p, size_t part, const float* q, const float* k,
+                                 const float* v, float* out, float* shared, float* scores) {
+  AttentionPartForwardWith<DecodeKernels, RowKernels>(p, part, q, k, v, out, shared, scores);
+}
+inline void AttentionWeightsForward(const internal::AttentionProblem& p, const float* q, const float* k,
+                                    float* weights) {
+  internal::AttentionWeightRows<RowKernels>(p, q, k, weights);
+}
+
+}  // namespace backend
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();

@@ -3,11 +3,13 @@
 #include <stddef.h>
 
 #include "edgeattn/attention.h"
+#include "lib/attention/attention_checks.h"
 #include "lib/attention/attention_driver.h"
 #include "lib/attention/attention_path.h"
 #include "lib/attention/attention_scalar.h"
 #include "lib/attention/attention_split.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/attention/attention.cc"
@@ -64,9 +66,8 @@ Status CheckDesc(const AttentionDesc& desc, Uses uses, internal::AttentionProble
     return Status::kInvalidShape;
   }
   if (desc.num_heads % kv_heads != 0) return Status::kInvalidArgument;
-  // scale: 0 (default) or finite and > 0. The negated test also catches NaN.
-  if (!(desc.scale >= 0.0f) || !internal::IsFinite(desc.scale)) return Status::kInvalidArgument;
-  if (desc.mask != MaskKind::kNone && desc.mask != MaskKind::kCausal) return Status::kInvalidArgument;
+  const Status status = internal::CheckScaleAndMask(desc);
+  if (status != Status::kOk) return status;
   if (desc.additive_mask == nullptr) bytes->mask = 0;
   *problem = ProblemOf(desc);
   return Status::kOk;
@@ -89,47 +90,28 @@ bool SplitFits(const AttentionDesc& desc, internal::PartGrid* grid, internal::Sh
   return grid->count != 0 && (grid->chunks == 1 || layout->bytes != 0);
 }
 
-// Attention's checks; with split != null, those of part split->part: its index after the descriptor's arguments
-// (kInvalidArgument), the shared buffer's size with the workspace's (kWorkspaceTooSmall) and its overlaps last.
-struct SplitArgs {
-  size_t part;
-  const void* shared;
-  size_t shared_size;
-};
-
+// Attention's checks (attention_checks.h gives the order); with split != null, those of part split->part.
 Status CheckAttention(const AttentionDesc& desc, const float* q, const float* k, const float* v, const float* out,
                       const void* workspace, size_t workspace_size, internal::AttentionProblem* problem,
-                      const SplitArgs* split = nullptr) {
+                      const internal::SplitArgs* split = nullptr) {
   if (q == nullptr || k == nullptr || v == nullptr || out == nullptr) return Status::kNullPointer;
   AttentionBytes bytes;
   const Status status = CheckDesc(desc, Uses::kOutAndWorkspace, problem, &bytes);
   if (status != Status::kOk) return status;
   internal::PartGrid grid{};
   internal::SharedLayout layout{};
-  if (split != nullptr) {
-    if (!SplitFits(desc, &grid, &layout)) return Status::kInvalidShape;
-    if (split->part >= grid.count) return Status::kInvalidArgument;
-  }
-  const size_t workspace_bytes = AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim, desc.value_dim);
-  if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
-  if (split != nullptr && split->shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
-  if (workspace == nullptr) return Status::kNullPointer;
-  if (split != nullptr && layout.bytes != 0 && split->shared == nullptr) return Status::kNullPointer;
-
-  using internal::Overlap;
+  if (split != nullptr && !SplitFits(desc, &grid, &layout)) return Status::kInvalidShape;
   using internal::RangeOf;
+  const internal::CallBuffers buffers{RangeOf(out, bytes.out),
+                                      workspace,
+                                      workspace_size,
+                                      AttentionWorkspaceBytes(desc.q_len, desc.kv_len, desc.head_dim, desc.value_dim),
+                                      split,
+                                      grid.count,
+                                      layout.bytes};
   const internal::ByteRange inputs[] = {RangeOf(q, bytes.q), RangeOf(k, bytes.k), RangeOf(v, bytes.v),
                                         RangeOf(desc.additive_mask, bytes.mask)};
-  const internal::ByteRange out_range = RangeOf(out, bytes.out);
-  const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
-  const internal::ByteRange shared_range = RangeOf(split != nullptr ? split->shared : nullptr, layout.bytes);
-  if (Overlap(out_range, ws_range) || Overlap(shared_range, out_range) || Overlap(shared_range, ws_range)) {
-    return Status::kOverlap;
-  }
-  for (const internal::ByteRange& in : inputs) {
-    if (Overlap(out_range, in) || Overlap(ws_range, in) || Overlap(shared_range, in)) return Status::kOverlap;
-  }
-  return Status::kOk;
+  return internal::CheckCallBuffers(buffers, inputs, 4);
 }
 
 Status CheckWeights(const AttentionDesc& desc, const float* q, const float* k, const float* weights,
@@ -169,7 +151,7 @@ Status Attention(const AttentionDesc& desc, const float* q, const float* k, cons
   internal::AttentionProblem problem;
   const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
+    EDGEATTN_DISPATCH(AttentionForward)(problem, q, k, v, out, internal::AlignedScratch(workspace));
   }
   return status;
 }
@@ -198,10 +180,10 @@ size_t AttentionSharedSize(const AttentionDesc& desc) noexcept {
 Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k, const float* v,
                      float* out, void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
   internal::AttentionProblem problem;
-  const SplitArgs split{part, shared, shared_size};
+  const internal::SplitArgs split{part, shared, shared_size};
   const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem, &split);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
+    EDGEATTN_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
                                                shared == nullptr ? nullptr : internal::AlignedScratch(shared),
                                                internal::AlignedScratch(workspace));
   }
@@ -217,14 +199,10 @@ Status AttentionFinish(const AttentionDesc& desc, void* shared, size_t shared_si
   internal::PartGrid grid;
   internal::SharedLayout layout;
   if (!SplitFits(desc, &grid, &layout)) return Status::kInvalidShape;
-  if (shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
-  if (layout.bytes == 0) return Status::kOk;
-  if (shared == nullptr) return Status::kNullPointer;
-  if (internal::Overlap(internal::RangeOf(out, bytes.out), internal::RangeOf(shared, layout.bytes))) {
-    return Status::kOverlap;
-  }
-  HWY_DYNAMIC_DISPATCH(AttentionFinishForward)(problem, internal::AlignedScratch(shared), out);
-  return Status::kOk;
+  bool work;
+  status = internal::CheckFinishBuffers(internal::RangeOf(out, bytes.out), shared, shared_size, layout.bytes, &work);
+  if (work) EDGEATTN_DISPATCH(AttentionFinishForward)(problem, internal::AlignedScratch(shared), out);
+  return status;
 }
 
 namespace internal {
@@ -250,7 +228,7 @@ Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const floa
   for (const ByteRange& in : inputs) {
     if (Overlap(out_range, in)) return Status::kOverlap;
   }
-  HWY_DYNAMIC_DISPATCH(AttentionForward)(ProblemOf(desc), q, k, v, out, AlignedScratch(workspace));
+  EDGEATTN_DISPATCH(AttentionForward)(ProblemOf(desc), q, k, v, out, AlignedScratch(workspace));
   return Status::kOk;
 }
 
@@ -258,7 +236,7 @@ AttentionPath AttentionPathForTest(const AttentionDesc& desc) noexcept {
   AttentionProblem problem;
   AttentionBytes bytes;
   if (CheckDesc(desc, Uses::kOutAndWorkspace, &problem, &bytes) != Status::kOk) return AttentionPath::kRow;
-  return HWY_DYNAMIC_DISPATCH(AttentionPathOf)(problem);
+  return EDGEATTN_DISPATCH(AttentionPathOf)(problem);
 }
 
 }  // namespace internal
@@ -266,7 +244,7 @@ AttentionPath AttentionPathForTest(const AttentionDesc& desc) noexcept {
 Status AttentionWeights(const AttentionDesc& desc, const float* q, const float* k, float* weights) noexcept {
   internal::AttentionProblem problem;
   const Status status = CheckWeights(desc, q, k, weights, &problem);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(AttentionWeightsForward)(problem, q, k, weights);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(AttentionWeightsForward)(problem, q, k, weights);
   return status;
 }
 

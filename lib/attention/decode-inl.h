@@ -12,10 +12,13 @@
 
 #include "hwy/highway.h"
 #include "lib/attention/attention_driver.h"
+#include "lib/attention/decode_pv-inl.h"
+#include "lib/attention/decode_scores-inl.h"
 #include "lib/attention/shared-inl.h"
 #include "lib/common/float_util.h"
+#include "lib/common/formats-inl.h"
+#include "lib/common/row_source.h"
 #include "lib/common/simd_tail-inl.h"
-#include "lib/dot/dot-inl.h"
 #include "lib/exp/exp_scalar.h"
 #include "lib/softmax/softmax-inl.h"
 
@@ -40,69 +43,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 constexpr size_t kDecodeTile = 256;
 
 
-// Scores of keys [0, n) (n <= kDecodeTile) against q_row, times scale, into s.
-// Eight keys at a time, one accumulator vector per key; the eight are reduced together by a transposing tree
-// (PairSums: log2(N) levels, each halving the partial sums per key) into one vector of eight scores, instead
-// of eight horizontal reductions (docs/performance.md, step 13).
-template <class D>
-HWY_INLINE void DecodeScores(D d, const float* q_row, const float* k, size_t k_stride, size_t head_dim, size_t n,
-                             float scale, float* s) {
-  size_t j = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const size_t N = hn::Lanes(d);
-  const size_t full = head_dim - head_dim % N;
-  const size_t rest = head_dim - full;
-  const auto vscale = hn::Set(d, scale);
-  for (; N >= 4 && j + 8 <= n; j += 8) {
-    const float* k0 = k + j * k_stride;
-    const size_t ks = k_stride;
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
-    for (size_t c = 0; c < full; c += N) {
-      const auto qc = hn::LoadU(d, q_row + c);
-      const float* kc = k0 + c;
-      a0 = hn::MulAdd(qc, hn::LoadU(d, kc), a0);
-      a1 = hn::MulAdd(qc, hn::LoadU(d, kc + ks), a1);
-      a2 = hn::MulAdd(qc, hn::LoadU(d, kc + 2 * ks), a2);
-      a3 = hn::MulAdd(qc, hn::LoadU(d, kc + 3 * ks), a3);
-      a4 = hn::MulAdd(qc, hn::LoadU(d, kc + 4 * ks), a4);
-      a5 = hn::MulAdd(qc, hn::LoadU(d, kc + 5 * ks), a5);
-      a6 = hn::MulAdd(qc, hn::LoadU(d, kc + 6 * ks), a6);
-      a7 = hn::MulAdd(qc, hn::LoadU(d, kc + 7 * ks), a7);
-    }
-    if (rest != 0) {
-      const auto qc = LoadTail(d, q_row + full, rest);  // lanes past head_dim are 0 in q and in k
-      const float* kc = k0 + full;
-      a0 = hn::MulAdd(qc, LoadTail(d, kc, rest), a0);
-      a1 = hn::MulAdd(qc, LoadTail(d, kc + ks, rest), a1);
-      a2 = hn::MulAdd(qc, LoadTail(d, kc + 2 * ks, rest), a2);
-      a3 = hn::MulAdd(qc, LoadTail(d, kc + 3 * ks, rest), a3);
-      a4 = hn::MulAdd(qc, LoadTail(d, kc + 4 * ks, rest), a4);
-      a5 = hn::MulAdd(qc, LoadTail(d, kc + 5 * ks, rest), a5);
-      a6 = hn::MulAdd(qc, LoadTail(d, kc + 6 * ks, rest), a6);
-      a7 = hn::MulAdd(qc, LoadTail(d, kc + 7 * ks, rest), a7);
-    }
-    // Level 1: keys (0,1), (2,3), (4,5), (6,7), N/2 partial sums each; level 2: four keys per vector.
-    const auto b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
-    const auto b1 = PairSums(d, PairSums(d, a4, a5), PairSums(d, a6, a7));
-    if (N == 4) {  // one sum per key already: keys 0..3 in b0, 4..7 in b1
-      hn::StoreU(hn::Mul(b0, vscale), d, s + j);
-      hn::StoreU(hn::Mul(b1, vscale), d, s + j + 4);
-      continue;
-    }
-    auto w = PairSums(d, b0, b1);  // eight keys, N/8 partial sums each
-    for (size_t parts = N / 8; parts > 1; parts /= 2) w = PairSums(d, w, w);
-    w = hn::Mul(w, vscale);
-    if (N == 8) {
-      hn::StoreU(w, d, s + j);
-    } else {
-      StoreTail(d, w, s + j, 8);
-    }
-  }
-#endif
-  for (; j < n; ++j) s[j] = Dot(d, q_row, k + j * k_stride, head_dim) * scale;
-}
-
 // Largest of the n >= 1 scores in s, or NaN if one of them is not finite (NaN or an infinity).
 template <class D>
 HWY_INLINE float DecodeTileMax(D d, const float* s, size_t n) {
@@ -125,81 +65,6 @@ HWY_INLINE float DecodeTileMax(D d, const float* s, size_t n) {
   if (!hn::AllFalse(d, bad)) return internal::kQuietNaN;
   // Every lane is finite here (EMU128's MaxOfLanes, which starts from -FLT_MAX, is then exact too).
   return hn::GetLane(hn::MaxOfLanes(d, m));
-}
-
-// out_row[c] = (rescale ? out_row[c] * alpha : 0) + sum_{j < n} p_j v_j[c] for c < width.
-template <class D>
-HWY_INLINE void DecodePv(D d, const float* p, size_t n, const float* v, size_t v_stride, float* out_row, size_t width,
-                         float alpha, bool rescale) {
-  const size_t N = hn::Lanes(d);
-  const auto va = hn::Set(d, alpha);
-  size_t c = 0;
-  for (; c + 8 * N <= width; c += 8 * N) {
-    // Wide rows (d = 128 on AVX-512): eight column vectors, one accumulator each, so that a V row is read in
-    // one pass instead of two (docs/performance.md, step 17).
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    auto a4 = hn::Zero(d), a5 = hn::Zero(d), a6 = hn::Zero(d), a7 = hn::Zero(d);
-    for (size_t j = 0; j < n; ++j) {
-      const float* r0 = v + j * v_stride + c;
-      const auto p0 = hn::Set(d, p[j]);
-      a0 = hn::MulAdd(p0, hn::LoadU(d, r0), a0);
-      a1 = hn::MulAdd(p0, hn::LoadU(d, r0 + N), a1);
-      a2 = hn::MulAdd(p0, hn::LoadU(d, r0 + 2 * N), a2);
-      a3 = hn::MulAdd(p0, hn::LoadU(d, r0 + 3 * N), a3);
-      a4 = hn::MulAdd(p0, hn::LoadU(d, r0 + 4 * N), a4);
-      a5 = hn::MulAdd(p0, hn::LoadU(d, r0 + 5 * N), a5);
-      a6 = hn::MulAdd(p0, hn::LoadU(d, r0 + 6 * N), a6);
-      a7 = hn::MulAdd(p0, hn::LoadU(d, r0 + 7 * N), a7);
-    }
-    float* o = out_row + c;
-    if (rescale) {
-      a0 = hn::MulAdd(hn::LoadU(d, o), va, a0), a1 = hn::MulAdd(hn::LoadU(d, o + N), va, a1);
-      a2 = hn::MulAdd(hn::LoadU(d, o + 2 * N), va, a2), a3 = hn::MulAdd(hn::LoadU(d, o + 3 * N), va, a3);
-      a4 = hn::MulAdd(hn::LoadU(d, o + 4 * N), va, a4), a5 = hn::MulAdd(hn::LoadU(d, o + 5 * N), va, a5);
-      a6 = hn::MulAdd(hn::LoadU(d, o + 6 * N), va, a6), a7 = hn::MulAdd(hn::LoadU(d, o + 7 * N), va, a7);
-    }
-    hn::StoreU(a0, d, o), hn::StoreU(a1, d, o + N), hn::StoreU(a2, d, o + 2 * N), hn::StoreU(a3, d, o + 3 * N);
-    hn::StoreU(a4, d, o + 4 * N), hn::StoreU(a5, d, o + 5 * N), hn::StoreU(a6, d, o + 6 * N);
-    hn::StoreU(a7, d, o + 7 * N);
-  }
-  for (; c + 4 * N <= width; c += 4 * N) {
-    // Two accumulators per column vector (even and odd keys): eight independent FMA chains.
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-    size_t j = 0;
-    for (; j + 2 <= n; j += 2) {
-      const float* r0 = v + j * v_stride + c;
-      const float* r1 = r0 + v_stride;
-      const auto p0 = hn::Set(d, p[j]), p1 = hn::Set(d, p[j + 1]);
-      a0 = hn::MulAdd(p0, hn::LoadU(d, r0), a0);
-      a1 = hn::MulAdd(p0, hn::LoadU(d, r0 + N), a1);
-      a2 = hn::MulAdd(p0, hn::LoadU(d, r0 + 2 * N), a2);
-      a3 = hn::MulAdd(p0, hn::LoadU(d, r0 + 3 * N), a3);
-      b0 = hn::MulAdd(p1, hn::LoadU(d, r1), b0);
-      b1 = hn::MulAdd(p1, hn::LoadU(d, r1 + N), b1);
-      b2 = hn::MulAdd(p1, hn::LoadU(d, r1 + 2 * N), b2);
-      b3 = hn::MulAdd(p1, hn::LoadU(d, r1 + 3 * N), b3);
-    }
-    if (j < n) {
-      const float* r0 = v + j * v_stride + c;
-      const auto p0 = hn::Set(d, p[j]);
-      a0 = hn::MulAdd(p0, hn::LoadU(d, r0), a0);
-      a1 = hn::MulAdd(p0, hn::LoadU(d, r0 + N), a1);
-      a2 = hn::MulAdd(p0, hn::LoadU(d, r0 + 2 * N), a2);
-      a3 = hn::MulAdd(p0, hn::LoadU(d, r0 + 3 * N), a3);
-    }
-    a0 = hn::Add(a0, b0), a1 = hn::Add(a1, b1), a2 = hn::Add(a2, b2), a3 = hn::Add(a3, b3);
-    float* o = out_row + c;
-    if (rescale) {
-      a0 = hn::MulAdd(hn::LoadU(d, o), va, a0), a1 = hn::MulAdd(hn::LoadU(d, o + N), va, a1);
-      a2 = hn::MulAdd(hn::LoadU(d, o + 2 * N), va, a2), a3 = hn::MulAdd(hn::LoadU(d, o + 3 * N), va, a3);
-    }
-    hn::StoreU(a0, d, o), hn::StoreU(a1, d, o + N), hn::StoreU(a2, d, o + 2 * N), hn::StoreU(a3, d, o + 3 * N);
-  }
-  if (c < width) {
-    if (!rescale) internal::FillRow(out_row + c, width - c, 0.0f);
-    PvRow(d, p, 1, 0, 0, n, v + c, v_stride, out_row + c, width - c, alpha, rescale);
-  }
 }
 
 // The online-softmax step of one row after a tile of nb finite scores s, tile_max the largest: s becomes the
@@ -233,6 +98,183 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
   l = first ? tile_sum : l * alpha + tile_sum;
   m = m_new;
   return alpha;
+}
+
+// The decode steps the drivers call (decode_chunks-inl.h for Attention, lib/kv_cache for the cache): a policy, as
+// attention_driver.h's row kernels are for the row path. A backend supplies kernels by declaring a struct of this
+// name in its namespace (lib/common/backend-inl.h), deriving from this one and replacing a subset of the steps, so
+// tiling, chunking, the NaN rules and the work split stay written once (docs/architecture.md, "Backends").
+//   Scores<Format, GH>  scores of GH query heads against a tile's keys (decode_scores-inl.h, DecodeScores);
+//   TileMax             the tile's largest score, NaN if one is not finite;
+//   SoftmaxStep<kTo>    the online-softmax step of one head (weights in place, m and l updated; returns alpha);
+//   Pv<Format, GH>      P·V of GH heads into their output rows (decode_pv-inl.h, DecodePv);
+//   kFormatsInRegisters whether Scores and Pv take F16 and Q8 rows (the KV cache's fused route), or F32 rows only.
+// One head on F32 rows (Attention's decode path, the converted route) inlines its kernels into the tile step, as
+// before the family was one: out of line they cost a short call (128 keys) 5-8%. The wider kernels stay out of
+// line: one copy each, and their frames off the drivers' (Cortex-M stack budget).
+template <class Format, size_t GH, class D>
+HWY_NOINLINE void DecodeScoresOutOfLine(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
+                                        size_t nb, float scale, float* const* s) {
+  DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+}
+template <class Format, size_t GH, class D>
+HWY_NOINLINE void DecodePvOutOfLine(D d, const float* const* p, size_t n, const internal::RowSource& v,
+                                    float* const* out, size_t width, const float* alpha, bool rescale) {
+  DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+}
+template <class Format, size_t GH>
+constexpr bool kDecodeInline = GH == 1 && Format::kBytes == 4 && !Format::kScaled;  // F32Format, one head
+
+struct DecodeKernels {
+  static constexpr bool kFormatsInRegisters = HWY_TARGET != HWY_SCALAR;  // see lib/kv_cache/kv_cache-inl.h
+  template <class Format, size_t GH, class D>
+  static HWY_INLINE void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                                float scale, float* const* s) {
+    if constexpr (kDecodeInline<Format, GH>) {
+      DecodeScores<Format, GH>(d, q, k, head_dim, nb, scale, s);
+    } else {
+      DecodeScoresOutOfLine<Format, GH>(d, q, k, head_dim, nb, scale, s);
+    }
+  }
+  template <class D>
+  static HWY_INLINE float TileMax(D d, const float* s, size_t n) {
+    return DecodeTileMax(d, s, n);
+  }
+  template <bool kToNearest = true, class D>
+  static HWY_INLINE float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+    return DecodeSoftmaxStep<kToNearest>(d, s, nb, tile_max, first, m, l);
+  }
+  template <class Format, size_t GH, class D>
+  static HWY_INLINE void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
+                            size_t width, const float* alpha, bool rescale) {
+    if constexpr (kDecodeInline<Format, GH>) {
+      DecodePv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+    } else {
+      DecodePvOutOfLine<Format, GH>(d, p, n, v, out, width, alpha, rescale);
+    }
+  }
+};
+
+// Where a tile's steps find one query row's heads (those of a KV head's group, or Attention's one head) and keep
+// their online-softmax state: q_of(e) and out_of(e) give head e's query row and output (or chunk partial) row.
+template <class QOf, class OutOf>
+struct TileRow {
+  size_t count;  // heads
+  float* m;      // [count] running max: -inf before the first tile of a chunk; NaN: a non-finite score met
+  float* l;      // [count] running sum
+  QOf q_of;
+  OutOf out_of;
+};
+
+// What the tile steps need besides the rows: the problem's widths and scale, and the scores' scratch (head e of a
+// pass writes s + e * s_stride: kDecodeTile floats each, or the tile's count when smaller).
+struct TileShape {
+  size_t head_dim, value_dim;
+  float scale;
+  float* s;
+  size_t s_stride;
+};
+
+// DecodeScores of `count` heads, four, two and one at a time (kMaxHeads 4), or one at a time (kMaxHeads 1: the
+// wider passes are not instantiated).
+template <class Kernels, class Format, size_t kMaxHeads, class D>
+HWY_INLINE void ScoresOfHeads(D d, const float* const* q, size_t count, const internal::RowSource& k,
+                              const TileShape& sh, size_t nb, float* const* s) {
+  for (size_t e = 0; e < count;) {
+    if constexpr (kMaxHeads == 4) {
+      if (count - e >= 4) {
+        Kernels::template Scores<Format, 4>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 4;
+        continue;
+      }
+      if (count - e >= 2) {
+        Kernels::template Scores<Format, 2>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 2;
+        continue;
+      }
+    }
+    Kernels::template Scores<Format, 1>(d, q + e, k, sh.head_dim, nb, sh.scale, s + e), e += 1;
+  }
+}
+
+// DecodePv of `count` heads, as ScoresOfHeads groups them.
+template <class Kernels, class Format, size_t kMaxHeads, class D>
+HWY_INLINE void PvOfHeads(D d, const float* const* p, size_t count, size_t nb, const internal::RowSource& v,
+                          float* const* out, size_t width, const float* alpha, bool rescale) {
+  for (size_t e = 0; e < count;) {
+    if constexpr (kMaxHeads == 4) {
+      if (count - e >= 4) {
+        Kernels::template Pv<Format, 4>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 4;
+        continue;
+      }
+      if (count - e >= 2) {
+        Kernels::template Pv<Format, 2>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 2;
+        continue;
+      }
+    }
+    Kernels::template Pv<Format, 1>(d, p + e, nb, v, out + e, width, alpha + e, rescale), e += 1;
+  }
+}
+
+// DecodeTile one head at a time (Attention's decode path, the converted route): no arrays of heads, so the frame
+// stays as small as the steps' own (Cortex-M: the documented 1 KiB worst case).
+template <class Kernels, class Format, class D, class QOf, class OutOf>
+HWY_INLINE void DecodeTileOneHead(D d, TileRow<QOf, OutOf>& row, const internal::RowSource& k,
+                                  const internal::RowSource& v, size_t nb, const TileShape& sh) {
+  for (size_t r = 0; r < row.count; ++r) {
+    if (row.m[r] != row.m[r]) continue;  // NaN: redone by the caller
+    const float* q_row = row.q_of(r);
+    float* s = sh.s;
+    Kernels::template Scores<Format, 1>(d, &q_row, k, sh.head_dim, nb, sh.scale, &s);
+    const float tile_max = Kernels::TileMax(d, s, nb);
+    if (tile_max != tile_max) {
+      row.m[r] = internal::kQuietNaN;
+      continue;
+    }
+    const bool rescale = row.m[r] > -internal::kInfinity;  // not the head's first tile of the chunk
+    const float alpha = Kernels::SoftmaxStep(d, s, nb, tile_max, !rescale, row.m[r], row.l[r]);
+    const float* p = s;
+    float* out = row.out_of(r);
+    Kernels::template Pv<Format, 1>(d, &p, nb, v, &out, sh.value_dim, &alpha, rescale);
+  }
+}
+
+// The decode steps of one tile (nb <= kDecodeTile rows of k and v) for the heads of one query row whose state is not
+// NaN, up to heads_max (<= kMaxHeads, <= 4) at a time sharing each loaded K and V vector: scores, tile max, the
+// online-softmax step, P·V. A head whose tile holds a non-finite score gets m = NaN and is left for its caller to
+// redo (its row's fallback carries the softmax rules). Attention's decode path and both KV cache routes run it.
+template <class Kernels, class Format, size_t kMaxHeads, class D, class QOf, class OutOf>
+HWY_INLINE void DecodeTile(D d, TileRow<QOf, OutOf>& row, const internal::RowSource& k, const internal::RowSource& v,
+                           size_t nb, const TileShape& sh, size_t heads_max) {
+  static_assert(kMaxHeads == 1 || kMaxHeads == 4, "one head at a time, or passes of four, two and one");
+  if constexpr (kMaxHeads == 1) return DecodeTileOneHead<Kernels, Format>(d, row, k, v, nb, sh);
+  size_t r = 0;
+  while (r < row.count) {
+    size_t heads[4], count = 0;
+    for (; r < row.count && count < heads_max; ++r) {
+      if (row.m[r] == row.m[r]) heads[count++] = r;  // NaN: redone by the caller
+    }
+    const float* q_rows[4] = {};
+    float* s_rows[4] = {};
+    float* out_rows[4] = {};
+    float alpha[4] = {};
+    for (size_t e = 0; e < count; ++e) q_rows[e] = row.q_of(heads[e]), s_rows[e] = sh.s + e * sh.s_stride;
+    ScoresOfHeads<Kernels, Format, kMaxHeads>(d, q_rows, count, k, sh, nb, s_rows);
+    bool rescale = false;
+    size_t live = 0;
+    for (size_t e = 0; e < count; ++e) {
+      const size_t state = heads[e];
+      const float tile_max = Kernels::TileMax(d, s_rows[e], nb);
+      if (tile_max != tile_max) {
+        row.m[state] = internal::kQuietNaN;
+        continue;
+      }
+      rescale = row.m[state] > -internal::kInfinity;  // the same for every head of the row: the same positions
+      s_rows[live] = s_rows[e];
+      alpha[live] = Kernels::SoftmaxStep(d, s_rows[e], nb, tile_max, !rescale, row.m[state], row.l[state]);
+      out_rows[live++] = row.out_of(state);
+    }
+    const float* p_rows[4] = {s_rows[0], s_rows[1], s_rows[2], s_rows[3]};  // the weights now
+    PvOfHeads<Kernels, Format, kMaxHeads>(d, p_rows, live, nb, v, out_rows, sh.value_dim, alpha, rescale);
+  }
 }
 
 }  // namespace HWY_NAMESPACE

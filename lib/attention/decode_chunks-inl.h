@@ -17,8 +17,9 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/attention/shared-inl.h"
 #include "lib/common/float_util.h"
+#include "lib/common/formats-inl.h"
+#include "lib/common/row_source.h"
 #include "lib/common/simd_tail-inl.h"
-#include "lib/dot/dot-inl.h"
 #include "lib/exp/exp_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -51,12 +52,13 @@ inline DecodePartial EmptyPartial() { return DecodePartial{-internal::kInfinity,
 // without +inf or NaN, one softmax step against the chunk's largest finite score and P V into acc. Taken for a
 // chunk with a non-finite score, and for every chunk under a directed rounding mode (kToNearest false: the exp
 // steps its range reduction to nearest, as the row path's softmax does).
-template <bool kToNearest, class D>
+template <class Kernels, bool kToNearest, class D>
 HWY_NOINLINE DecodePartial DecodeChunkTwoPass(D d, const internal::AttentionProblem& p, const float* q_row,
                                               const float* k, size_t k_stride, const float* v, size_t v_stride,
                                               size_t nb, float* s, float* acc) {
   DecodePartial r = EmptyPartial();
-  DecodeScores(d, q_row, k, k_stride, p.head_dim, nb, p.scale, s);
+  float* const s_rows[1] = {s};
+  Kernels::template Scores<F32Format, 1>(d, &q_row, internal::PlainRows(k, k_stride), p.head_dim, nb, p.scale, s_rows);
   float m = -internal::kInfinity;
   for (size_t j = 0; j < nb; ++j) {
     const float x = s[j];
@@ -77,31 +79,39 @@ HWY_NOINLINE DecodePartial DecodeChunkTwoPass(D d, const internal::AttentionProb
     return r;
   }
   if (!(m > -internal::kInfinity)) return r;  // every score -inf: weight 0 each
-  DecodeSoftmaxStep<kToNearest>(d, s, nb, m, true, r.m, r.l);
-  DecodePv(d, s, nb, v, v_stride, acc, p.value_dim, 0.0f, false);
+  Kernels::template SoftmaxStep<kToNearest>(d, s, nb, m, true, r.m, r.l);
+  const float* const p_rows[1] = {s};
+  float* const out_rows[1] = {acc};
+  const float alpha[1] = {0.0f};
+  Kernels::template Pv<F32Format, 1>(d, p_rows, nb, internal::PlainRows(v, v_stride), out_rows, p.value_dim, alpha,
+                                     false);
   return r;
 }
 
 // Row i of head h over its visible keys [j_begin, j_end) (j_begin < j_end), into acc. To nearest: the decode tiles'
 // online softmax (the path's fast loop); a tile with a non-finite score restarts the chunk in two passes.
-template <class D>
+template <class Kernels, class D>
 HWY_INLINE DecodePartial DecodeChunk(D d, const HeadView& t, size_t i, size_t j_begin, size_t j_end, float* s,
                                      float* acc, bool to_nearest) {
   const internal::AttentionProblem& p = *t.p;
   const float* q_row = t.q + i * t.q_stride;
   const float* k = t.k + j_begin * t.k_stride;
   const float* v = t.v + j_begin * t.v_stride;
-  if (!to_nearest) return DecodeChunkTwoPass<false>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
+  if (!to_nearest) {
+    return DecodeChunkTwoPass<Kernels, false>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
+  }
   DecodePartial r = EmptyPartial();
+  const internal::RowSource ks = internal::PlainRows(k, t.k_stride), vs = internal::PlainRows(v, t.v_stride);
+  const auto q_of = [q_row](size_t) { return q_row; };
+  const auto out_of = [acc](size_t) { return acc; };
+  TileRow<decltype(q_of), decltype(out_of)> row{1, &r.m, &r.l, q_of, out_of};
+  const TileShape sh{p.head_dim, p.value_dim, p.scale, s, 0};
   for (size_t j0 = j_begin; j0 < j_end; j0 += kDecodeTile) {
     const size_t nb = j_end - j0 < kDecodeTile ? j_end - j0 : kDecodeTile;
-    DecodeScores(d, q_row, t.k + j0 * t.k_stride, t.k_stride, p.head_dim, nb, p.scale, s);
-    const float tile_max = DecodeTileMax(d, s, nb);
-    if (tile_max != tile_max) {
-      return DecodeChunkTwoPass<true>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
+    DecodeTile<Kernels, F32Format, 1>(d, row, ks.From(j0 - j_begin), vs.From(j0 - j_begin), nb, sh, 1);
+    if (r.m != r.m) {
+      return DecodeChunkTwoPass<Kernels, true>(d, p, q_row, k, t.k_stride, v, t.v_stride, j_end - j_begin, s, acc);
     }
-    const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, j0 == j_begin, r.m, r.l);
-    DecodePv(d, s, nb, t.v + j0 * t.v_stride, t.v_stride, acc, p.value_dim, alpha, j0 != j_begin);
   }
   return r;
 }
@@ -190,7 +200,7 @@ inline void ChunkKeys(size_t n, size_t chunks, size_t c, size_t* j_begin, size_t
 // Query row i of head h (t.q, t.k, t.v, t.out point at that head): its chunks in order, chunk 0 into the output row,
 // the others into acc (value_dim floats of workspace) and combined. s: the workspace for a chunk's scores
 // (min(kv_len, kAttentionKeyChunk) floats with several chunks, kv_len with one).
-template <class D>
+template <class Kernels, class D>
 HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s, float* acc, size_t chunks, bool to_nearest) {
   const internal::AttentionProblem& p = *t.p;
   const size_t n = internal::VisibleKeys(p, i);
@@ -201,7 +211,7 @@ HWY_INLINE void DecodeRow(D d, const HeadView& t, size_t i, float* s, float* acc
     size_t j_begin, j_end;
     ChunkKeys(n, chunks, c, &j_begin, &j_end);
     if (j_begin >= j_end) break;  // the later chunks are empty too: combining them changes nothing
-    const DecodePartial part = DecodeChunk(d, t, i, j_begin, j_end, s, c == 0 ? out_row : acc, to_nearest);
+    const DecodePartial part = DecodeChunk<Kernels>(d, t, i, j_begin, j_end, s, c == 0 ? out_row : acc, to_nearest);
     if (c == 0) {
       st = part;
     } else {
@@ -232,7 +242,8 @@ inline void DecodeHead(const internal::AttentionProblem& p, HeadView& t, const f
 
 // Heads and rows of `range`; chunks: the shape's key chunks (attention_split.h), whose partial rows go to
 // ws + kAttentionKeyChunk when there are several.
-inline void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+template <class Kernels>
+void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                             float* out, float* s, const internal::AttentionRange& range, size_t chunks,
                             bool to_nearest) {
   const hn::ScalableTag<float> d;
@@ -240,7 +251,7 @@ inline void DecodeAttention(const internal::AttentionProblem& p, const float* q,
   float* acc = s + kAttentionKeyChunk;  // used only with several chunks: the workspace then holds kv_len + value_dim
   for (size_t h = range.h_begin; h < range.h_end; ++h) {
     DecodeHead(p, t, q, k, v, out, h);
-    for (size_t i = range.i_begin; i < range.i_end; ++i) DecodeRow(d, t, i, s, acc, chunks, to_nearest);
+    for (size_t i = range.i_begin; i < range.i_end; ++i) DecodeRow<Kernels>(d, t, i, s, acc, chunks, to_nearest);
   }
 }
 
@@ -257,7 +268,8 @@ inline DecodePartial LoadPartial(const float* header) {
 
 // Part (head h, chunk c) of a chunked shape: every query row's partial over chunk c, its header in shared, its row
 // in the output (c = 0) or in shared.
-inline void DecodeChunkPart(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+template <class Kernels>
+void DecodeChunkPart(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                             float* out, const internal::SharedLayout& layout, float* shared, float* s, size_t h,
                             size_t c, bool to_nearest) {
   const hn::ScalableTag<float> d;
@@ -268,7 +280,8 @@ inline void DecodeChunkPart(const internal::AttentionProblem& p, const float* q,
     size_t j_begin, j_end;
     ChunkKeys(internal::VisibleKeys(p, i), layout.chunks, c, &j_begin, &j_end);
     float* acc = c == 0 ? t.out + i * t.out_stride : internal::PartialRow(layout, shared, row, c);
-    const DecodePartial r = j_begin < j_end ? DecodeChunk(d, t, i, j_begin, j_end, s, acc, to_nearest) : EmptyPartial();
+    const DecodePartial r =
+        j_begin < j_end ? DecodeChunk<Kernels>(d, t, i, j_begin, j_end, s, acc, to_nearest) : EmptyPartial();
     StorePartial(r, internal::PartialHeader(layout, shared, row, c));
   }
 }

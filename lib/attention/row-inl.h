@@ -93,9 +93,12 @@ struct RowKernels {
   }
 };
 
-inline void RowAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                         float* out, float* scores, const internal::AttentionRange& r) {
-  internal::AttentionRows<RowKernels>(p, q, k, v, out, scores, r);
+// The row path over rows [range) on the row kernels RowK (RowKernels, or a backend's). Not inlined: its frame, with
+// the kernels inlined into it, stays off the other paths' (Cortex-M: the documented 1 KiB worst case).
+template <class RowK>
+HWY_NOINLINE void RowAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
+                               float* out, float* scores, const internal::AttentionRange& range) {
+  internal::AttentionRows<RowK>(p, q, k, v, out, scores, range);
 }
 
 // Row i, head h as the row path computes it (the same bits): the small paths finish a row whose scores are not

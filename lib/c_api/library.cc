@@ -4,6 +4,8 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/targets.h"
+#include "lib/common/backend-inl.h"
+#include "lib/common/vector_unit-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -12,12 +14,20 @@ namespace HWY_NAMESPACE {
 // The target this copy of the code was compiled for; dispatching to it tells which copy runs.
 int64_t CompiledTarget() { return HWY_TARGET; }
 
+bool VectorFlushesSubnormals() { return kVectorFlushesSubnormals; }
+
+// A backend's vector unit (its namespace's kVectorFlushesSubnormals, else the target's).
+namespace backend {
+inline bool VectorFlushesSubnormals() { return kVectorFlushesSubnormals; }
+}  // namespace backend
+
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include "edgeattn/status.h"
+#include "lib/common/dispatch.h"
 
 #ifndef EDGEATTN_VERSION_STRING
 #error "the build defines EDGEATTN_VERSION_STRING from the CMake project version"
@@ -26,6 +36,7 @@ HWY_AFTER_NAMESPACE();
 namespace edgeattn {
 
 HWY_EXPORT(CompiledTarget);
+HWY_EXPORT(VectorFlushesSubnormals);
 
 const char* StatusString(Status status) noexcept {
   switch (status) {
@@ -47,9 +58,31 @@ const char* StatusString(Status status) noexcept {
   return "unknown status";
 }
 
-const char* SimdTarget() noexcept { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(CompiledTarget)()); }
+// With a backend enabled, its name: its kernels run on the static target.
+const char* SimdTarget() noexcept {
+  return internal::BackendEnabled() ? internal::BackendName() : hwy::TargetName(EDGEATTN_DISPATCH(CompiledTarget)());
+}
 
 const char* Version() noexcept { return EDGEATTN_VERSION_STRING; }
+
+namespace internal {
+
+bool DispatchedVectorFlushesSubnormals() noexcept { return EDGEATTN_DISPATCH(VectorFlushesSubnormals)(); }
+
+#if EDGEATTN_HAS_BACKEND
+namespace {
+bool g_backend_enabled = true;  // written by tests only, between calls
+}  // namespace
+bool BackendEnabled() noexcept { return g_backend_enabled; }
+void SetBackendEnabledForTest(bool enabled) noexcept { g_backend_enabled = enabled; }
+const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
+#else
+bool BackendEnabled() noexcept { return false; }
+void SetBackendEnabledForTest(bool) noexcept {}
+const char* BackendName() noexcept { return ""; }
+#endif
+
+}  // namespace internal
 
 }  // namespace edgeattn
 #endif  // HWY_ONCE

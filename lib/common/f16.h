@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/common/bit_cast.h"
 
@@ -63,6 +64,22 @@ inline float HalfBitsToFloat(uint16_t h) {
     --exponent;
   }
   return BitCastScalar<float>(sign | (exponent << 23) | ((mantissa & 0x03FFu) << 13));
+}
+
+// Element e of a row of halves at any address, as a float.
+inline float LoadHalfElement(const unsigned char* row, size_t e) {
+  uint16_t h;
+  memcpy(&h, row + 2 * e, sizeof(h));
+  return HalfBitsToFloat(h);
+}
+
+// n floats stored as halves at dst (any address). The values must round to finite halves or be +-inf or NaN (the
+// KV cache rejects finite |x| >= 65520 before it stores).
+inline void StoreHalfRow(const float* x, size_t n, unsigned char* dst) {
+  for (size_t e = 0; e < n; ++e) {
+    const uint16_t h = FloatToHalfBits(x[e]);
+    memcpy(dst + 2 * e, &h, sizeof(h));
+  }
 }
 
 }  // namespace internal

@@ -17,13 +17,10 @@
 #ifndef EDGEATTN_LIB_COMMON_MVE_H_
 #define EDGEATTN_LIB_COMMON_MVE_H_
 
-// 1 where the compiler generates MVE floating point (__ARM_FEATURE_MVE bit 1), else 0. Phase 2 of issue 32 moves
-// this to the backend seam's macro.
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-#define EDGEATTN_MVE_FLOAT 1
-#else
-#define EDGEATTN_MVE_FLOAT 0
-#endif
+#include "lib/common/arch.h"
+
+// 1 where the compiler generates MVE floating point (lib/common/arch.h), else 0.
+#define EDGEATTN_MVE_FLOAT EDGEATTN_HAS_MVE_FLOAT
 
 #if EDGEATTN_MVE_FLOAT
 #include <arm_mve.h>

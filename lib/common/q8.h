@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace edgeattn {
 namespace internal {
@@ -48,6 +49,14 @@ inline float Q8QuantizeGroup(const float* x, size_t n, int8_t* q) {
   const float scale = Q8Scale(x, n);
   for (size_t i = 0; i < n; ++i) q[i] = Q8Quantize(x[i], scale);
   return scale;
+}
+
+// Element e of a Q8 row (int8 values at any address) as the float the format reads back: q * scale, one float
+// product (the KV cache's Read and every kernel give this value).
+inline float LoadQ8Element(const unsigned char* row, size_t e, float scale) {
+  int8_t q;
+  memcpy(&q, row + e, sizeof(q));
+  return static_cast<float>(q) * scale;
 }
 
 }  // namespace internal

@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#define EDGEATTN_MVE_INT 1
+#include "lib/common/arch.h"
+
+#define EDGEATTN_MVE_INT EDGEATTN_HAS_MVE_INT
+#if EDGEATTN_MVE_INT
 #include <arm_mve.h>
-#else
-#define EDGEATTN_MVE_INT 0
 #endif
 
 #if EDGEATTN_MVE_INT

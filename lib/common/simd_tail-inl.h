@@ -56,6 +56,16 @@ HWY_INLINE void StoreTail(D d, hn::VFromD<D> v, T* HWY_RESTRICT p, size_t count)
 #endif
 }
 
+// Lanes [0, count) (count <= Lanes(d)) as Format::Element(row, c + i, scale), the others zero: a stored row's
+// elements converted one by one (lib/common/formats-inl.h), through the same bounded one-vector buffer.
+template <class Format, class D>
+HWY_INLINE hn::VFromD<D> LoadElements(D d, const unsigned char* row, size_t c, size_t count, float scale) {
+  HWY_ALIGN hn::TFromD<D> buf[hn::MaxLanes(D())] = {};
+  static_assert(sizeof(buf) <= internal::kMaxStackVectorBytes, "tail buffer larger than one bounded vector");
+  for (size_t i = 0; i < count; ++i) buf[i] = Format::Element(row, c + i, scale);
+  return hn::Load(d, buf);
+}
+
 #undef EDGEATTN_NATIVE_MASKED_MEMORY
 
 }  // namespace HWY_NAMESPACE

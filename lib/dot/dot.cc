@@ -3,6 +3,7 @@
 
 #include "edgeattn/dot.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/dot/dot_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -10,6 +11,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/dot/dot-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -34,7 +36,7 @@ HWY_EXPORT(DotArrays);
 
 Status Dot(const float* a, const float* b, size_t n, float* result) noexcept {
   const Status status = CheckDot(a, b, n, result);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(DotArrays)(a, b, n, result);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(DotArrays)(a, b, n, result);
   return status;
 }
 

@@ -3,6 +3,7 @@
 
 #include "edgeattn/exp.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/exp/exp_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -10,6 +11,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/exp/exp-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -37,7 +39,7 @@ HWY_EXPORT(ExpArray);
 
 Status Exp(const float* in, float* out, size_t n) noexcept {
   const Status status = CheckExp(in, out, n);
-  if (status == Status::kOk && n != 0) HWY_DYNAMIC_DISPATCH(ExpArray)(in, out, n);
+  if (status == Status::kOk && n != 0) EDGEATTN_DISPATCH(ExpArray)(in, out, n);
   return status;
 }
 

@@ -1,20 +1,6 @@
-// Attention against a KV cache on Highway vectors: the decode path's per-tile steps over tiles of the cache.
-//
-// Per kv head g, the positions any query of the call sees, [lo of the first query, hi of the last), are cut into
-// tiles of kDecodeTile logical positions from the first of them, so where a ring keeps a position never changes a
-// tile (ring and linear caches give the same bits). Each tile's K and V rows of head g are converted to f32 once
-// into the workspace (f16 by integer operations, exact; int8 times its row's scale, the product Read returns) and
-// every query row and query head of the group runs the decode path's steps on its part of the tile: scores
-// (DecodeScores), tile max, online-softmax update (the row's running max and sum in the workspace), P V into the
-// output row (DecodePv); the rows are divided by their sums at the end. So GQA reads each K/V head once per group,
-// not once per query head, and a decode step (q_len < kAttentionTiledMinQueries) on an F32 cache without window
-// gives the bits of Attention's decode path on the same K and V. An F32 tile that does not wrap around the ring
-// and sits at a 4-byte aligned address is read in place. A row whose scores are not all finite is recomputed by
-// the scalar path's row kernels (softmax.h's rules); with key chunks (below) only its chunk is redone, position by
-// position, and the rules ride on the chunk's partial result. Decode steps (q_len < kAttentionTiledMinQueries;
-// storage aligned for its element type; not HWY_SCALAR) skip the conversion: kv_cache_fused-inl.h reads the stored
-// bytes into registers per query row with the same arithmetic per query head, so they give the same bits
-// (docs/performance.md, KV cache).
+// Attention against a KV cache on Highway vectors: the route, chosen once per call before anything is written
+// (ChooseKvRoute), then the call's structure over kv heads and key chunks (docs/performance.md, KV cache routes;
+// docs/architecture.md). The tiles and their readers are kv_tiles-inl.h; the steps are the decode path's.
 
 #if defined(EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_KV_CACHE_KV_CACHE_INL_H_
@@ -31,214 +17,43 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/attention/decode_chunks-inl.h"
 #include "lib/common/fp_env.h"
-#include "lib/common/simd_tail-inl.h"
-#include "lib/kv_cache/kv_cache_fused-inl.h"
-#include "lib/kv_cache/kv_cache_load-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
+#include "lib/kv_cache/kv_route.h"
+#include "lib/kv_cache/kv_tiles-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-static_assert(internal::kKvDecodeTile == kDecodeTile, "the cache's tile is the decode path's");
-
-// width elements of a stored row (K or V of one kv head at one slot) as floats into dst.
-template <class D>
-HWY_INLINE void ConvertRow(D d, const internal::KvLayout& l, const unsigned char* storage, size_t slot, size_t g,
-                           size_t which, float* dst) {
-  const size_t N = hn::Lanes(d);
-  const size_t width = which == 0 ? l.head_dim : l.value_dim;
-  const size_t first = slot * (which == 0 ? l.k_row : l.v_row) + g * width;
-  const unsigned char* base = storage + (which == 0 ? l.k_offset : l.v_offset);
-  if (l.type == KvType::kF16 && reinterpret_cast<uintptr_t>(base) % 2 == 0) {
-    const hn::Rebind<uint16_t, D> d16;
-    const hn::RebindToUnsigned<D> du;
-    const uint16_t* src = static_cast<const uint16_t*>(static_cast<const void*>(base)) + first;  // 2-aligned
-    size_t c = 0;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-    // F16C's vcvtph2ps: one exact instruction per vector (subnormals, infinities and NaNs included). Highway's
-    // emulated PromoteTo on other targets turns infinities and NaNs into finite values: the integer code there.
-    (void)du;
-    const hn::Rebind<hwy::float16_t, D> dh;
-    for (; c + N <= width; c += N) {
-      hn::StoreU(hn::PromoteTo(d, hn::BitCast(dh, hn::LoadU(d16, src + c))), d, dst + c);
-    }
-#else
-    for (; c + N <= width; c += N) hn::StoreU(HalfToFloat(d, hn::PromoteTo(du, hn::LoadU(d16, src + c))), d, dst + c);
-#endif
-    for (; c < width; ++c) dst[c] = internal::HalfBitsToFloat(src[c]);
-    return;
+// The route of a validated call with `chunks` key chunks (attention_split.h, KeyChunks) in the caller's rounding
+// mode, from the problem alone:
+//  - scalar_rows: a directed rounding mode, one chunk: the scalar path's row kernels, whose softmax steps its range
+//    reduction to nearest (the decode steps' exp would round it in the caller's mode: attention.h's directed bound);
+//  - two_pass: a directed mode, several chunks: every chunk position by position with an exp that steps its
+//    reduction to nearest, so that the parts of the work split, each in its thread's mode, give the single call's bits;
+//  - fused: decode steps (q_len < kAttentionTiledMinQueries) on storage aligned for its element type (a vector load
+//    of floats or halves at a misaligned address is undefined behaviour), where the kernels read every format
+//    (Kernels::kFormatsInRegisters: Highway's on targets with more than one lane; not on HWY_SCALAR, the Cortex-M
+//    builds, where one lane shares nothing between heads and the kernels would add tens of KiB of flash);
+//  - converted: otherwise (prefill, misaligned storage, the one-lane target).
+// fused and converted give the same bits; both run in key chunks when there are several.
+template <class Kernels>
+internal::KvRoute ChooseKvRoute(const internal::KvAttentionProblem& p, size_t chunks, bool to_nearest) {
+  using internal::KvRoute;
+  if (!to_nearest) return chunks > 1 ? KvRoute::kTwoPass : KvRoute::kScalarRows;
+  const size_t align = internal::KvElementBytes(p.layout.type);
+  if (Kernels::kFormatsInRegisters && p.q_len < kAttentionTiledMinQueries &&
+      reinterpret_cast<uintptr_t>(p.storage) % align == 0) {
+    return KvRoute::kFused;
   }
-  if (l.type == KvType::kQ8) {
-    const hn::Rebind<int8_t, D> d8;
-    const hn::RebindToSigned<D> di;
-    const int8_t* src = reinterpret_cast<const int8_t*>(base) + first;
-    const float scale = internal::LoadScale(l, storage, slot, g, which);
-    const auto vscale = hn::Set(d, scale);
-    size_t c = 0;
-    for (; c + N <= width && !KvQ8ScaleFlushes(scale); c += N) {
-      hn::StoreU(hn::Mul(hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, src + c))), vscale), d, dst + c);
-    }
-    for (; c < width; ++c) dst[c] = static_cast<float>(src[c]) * scale;
-    return;
-  }
-  internal::LoadHeadRow(l, storage, slot, g, which, dst);  // F32 (a copy), or f16 at an odd address
+  return KvRoute::kConverted;
 }
 
-// K (which = 0) or V of kv head g for positions [t0, t0 + n): a pointer and a row stride, in place for an F32
-// tile that does not wrap and is float-aligned, else converted into dst.
-template <class D>
-HWY_INLINE const float* TileRows(D d, const internal::KvAttentionProblem& p, size_t g, size_t which, size_t t0,
-                                 size_t n, float* dst, size_t* stride) {
-  const internal::KvLayout& l = p.layout;
-  const size_t width = which == 0 ? l.head_dim : l.value_dim;
-  const size_t slot0 = t0 % l.capacity;
-  if (l.type == KvType::kF32 && slot0 + n <= l.capacity) {
-    const unsigned char* base = p.storage + (which == 0 ? l.k_offset : l.v_offset);
-    if (reinterpret_cast<uintptr_t>(base) % sizeof(float) == 0) {
-      *stride = which == 0 ? l.k_row : l.v_row;
-      // Aligned: checked above (a cast through void*: -Wcast-align cannot see the check).
-      return static_cast<const float*>(static_cast<const void*>(base)) + slot0 * *stride + g * width;
-    }
-  }
-  for (size_t j = 0; j < n; ++j) ConvertRow(d, l, p.storage, (t0 + j) % l.capacity, g, which, dst + j * width);
-  *stride = width;
-  return dst;
-}
-
-// ---- The call's structure (attention.h, the work split): per kv head g, the positions the call sees,
-// [first_lo, last_hi), are cut into key chunks of kAttentionKeyChunk positions from first_lo when the call has
-// several (fewer than kAttentionTiledMinQueries queries, more than a chunk of positions), else one chunk holding
-// them all; a chunk's tiles of kDecodeTile positions start at multiples of kDecodeTile from first_lo, as without
-// chunks. Each (query row, query head of the group) gets a partial result per chunk (decode-inl.h, DecodePartial),
-// combined in chunk order by DecodeCombine, the single call's and AttentionCachedFinish's one combine.
-
-// Where one call's rows keep their state: per (query row i, head r of the group), slot i * group + r.
-struct KvRows {
-  float* m;     // running max of the chunk's online softmax; NaN: a non-finite score met (the chunk is redone)
-  float* lsum;  // running sum
-  size_t i_begin, i_end;
-};
-
-// Rows [rows.i_begin, rows.i_end) of kv head g over the positions [cb, ce) of their chunk: each tile converted once,
-// then for every row and head of the group the decode steps (scores, tile max, online softmax, P V into
-// acc_of(i, r)); a row that meets a non-finite score is marked (m = NaN) and skipped. Not inlined: its frame is off
-// the stack when a caller then runs a row's scalar fallback (Cortex-M: the documented 1 KiB worst case).
-template <class D, class AccOf>
-HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g, const KvRows& rows,
-                             size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
-  const internal::KvLayout& l = p.layout;
-  const size_t dk = l.head_dim, dv = l.value_dim;
-  const size_t tile = internal::KvMin(kDecodeTile, l.capacity);
-  float* k_buf = region;
-  float* v_buf = k_buf + tile * dk;
-  float* s = v_buf + tile * dv;
-  size_t rows_lo, rows_hi, unused;
-  internal::KvVisible(p, rows.i_begin, &rows_lo, &unused);
-  internal::KvVisible(p, rows.i_end - 1, &unused, &rows_hi);
-  const size_t lo_all = rows_lo > cb ? rows_lo : cb, hi_all = rows_hi < ce ? rows_hi : ce;
-  if (lo_all >= hi_all) return;
-  const size_t fused = KvFusedHeads(p);  // decode steps: kv_cache_fused-inl.h, no conversion here
-  // Tiles on the call's grid (multiples of kDecodeTile from first_lo), only those the rows see.
-  const size_t t_first = first_lo + (lo_all - first_lo) / kDecodeTile * kDecodeTile;
-  for (size_t t0 = t_first; t0 < hi_all; t0 += kDecodeTile) {
-    const size_t t1 = hi_all - t0 < kDecodeTile ? hi_all : t0 + kDecodeTile;
-    size_t k_stride = 0, v_stride = 0;
-    const float* k_tile = fused ? nullptr : TileRows(d, p, g, 0, t0, t1 - t0, k_buf, &k_stride);
-    const float* v_tile = fused ? nullptr : TileRows(d, p, g, 1, t0, t1 - t0, v_buf, &v_stride);
-    for (size_t i = rows.i_begin; i < rows.i_end; ++i) {
-      size_t lo, hi;
-      internal::KvVisible(p, i, &lo, &hi);
-      const size_t a = lo > t0 ? lo : t0, b = hi < t1 ? hi : t1;
-      if (a >= b) continue;
-      const size_t nb = b - a;
-      if (fused) {
-        KvFusedTileRowAny(d, p, q, acc_of, g, i, a, nb, rows.m + i * p.group, rows.lsum + i * p.group, region, fused);
-        continue;
-      }
-      for (size_t r = 0; r < p.group; ++r) {
-        const size_t h = g * p.group + r;
-        const size_t state = i * p.group + r;
-        if (rows.m[state] != rows.m[state]) continue;  // NaN: a non-finite score met; redone after the chunk
-        const float* q_row = q + (i * p.num_heads + h) * dk;
-        DecodeScores(d, q_row, k_tile + (a - t0) * k_stride, k_stride, dk, nb, p.scale, s);
-        const float tile_max = DecodeTileMax(d, s, nb);
-        if (tile_max != tile_max) {
-          rows.m[state] = internal::kQuietNaN;
-          continue;
-        }
-        const bool rescale = rows.m[state] > -internal::kInfinity;  // not the row's first tile of the chunk
-        const float alpha = DecodeSoftmaxStep(d, s, nb, tile_max, !rescale, rows.m[state], rows.lsum[state]);
-        DecodePv(d, s, nb, v_tile + (a - t0) * v_stride, v_stride, acc_of(i, r), dv, alpha, rescale);
-      }
-    }
-  }
-}
-
-// A chunk's partial of one row and head over positions [a, b) (a < b) in two passes, position by position: for a
-// chunk with a non-finite score, and for every chunk under a directed rounding mode (the scalar exp steps its range
-// reduction to nearest). scratch: b - a + max(head_dim, value_dim) floats.
-template <class D>
-HWY_NOINLINE DecodePartial KvChunkTwoPass(D d, const internal::KvAttentionProblem& p, const float* q_row, size_t g,
-                                          size_t a, size_t b, float* scratch, float* acc) {
-  const internal::KvLayout& l = p.layout;
-  float* s = scratch;
-  float* row = scratch + (b - a);
-  DecodePartial r = EmptyPartial();
-  float m = -internal::kInfinity;
-  for (size_t j = a; j < b; ++j) {
-    internal::LoadHeadRow(l, p.storage, j % l.capacity, g, 0, row);
-    const float x = Dot(d, q_row, row, l.head_dim) * p.scale;
-    s[j - a] = x;
-    if (x != x) {
-      r.nan = true;
-      return r;
-    }
-    r.pinf += x == internal::kInfinity ? 1 : 0;
-    m = x > m && x < internal::kInfinity ? x : m;
-  }
-  if (r.pinf == 0 && !(m > -internal::kInfinity)) return r;  // every score -inf
-  internal::FillRow(acc, l.value_dim, 0.0f);
-  float sum = 0.0f;
-  for (size_t j = a; j < b; ++j) {
-    const float x = s[j - a];
-    if (r.pinf != 0 ? x != internal::kInfinity : x == -internal::kInfinity) continue;  // weight exactly 0
-    const float w = r.pinf != 0 ? 1.0f : internal::ExpRr2P6Shifted(x - m, internal::TwoSumError(x, -m, x - m));
-    sum += w;
-    internal::LoadHeadRow(l, p.storage, j % l.capacity, g, 1, row);
-    for (size_t c = 0; c < l.value_dim; ++c) acc[c] += w * row[c];
-  }
-  if (r.pinf == 0) {
-    r.m = m;
-    r.l = sum;
-  }
-  return r;
-}
-
-// The partial of row i, head r of kv head g over chunk [cb, ce) after KvChunkTiles: its online state, or, when
-// marked, the two-pass result (acc rewritten).
-template <class D>
-HWY_INLINE DecodePartial KvChunkPartial(D d, const internal::KvAttentionProblem& p, const float* q, size_t g,
-                                        const KvRows& rows, size_t i, size_t r, size_t cb, size_t ce, float* region,
-                                        float* acc) {
-  const size_t state = i * p.group + r;
-  if (rows.m[state] == rows.m[state]) return DecodePartial{rows.m[state], rows.lsum[state], 0, false};
-  size_t lo, hi;
-  internal::KvVisible(p, i, &lo, &hi);
-  const size_t a = lo > cb ? lo : cb, b = hi < ce ? hi : ce;
-  const float* q_row = q + (i * p.num_heads + g * p.group + r) * p.layout.head_dim;
-  return KvChunkTwoPass(d, p, q_row, g, a, b, region, acc);
-}
-
-inline void KvResetRows(const internal::KvAttentionProblem& p, const KvRows& rows, bool to_nearest) {
-  // Under a directed mode every row is marked up front: KvChunkTiles skips it, KvChunkPartial runs the two passes.
-  internal::FillRow(rows.m + rows.i_begin * p.group, (rows.i_end - rows.i_begin) * p.group,
-                    to_nearest ? -internal::kInfinity : internal::kQuietNaN);
-  internal::FillRow(rows.lsum + rows.i_begin * p.group, (rows.i_end - rows.i_begin) * p.group, 0.0f);
-}
-
-// The chunk grid of a validated call: first_lo, last_hi and the chunk count (attention_split.h, KeyChunks).
+// The chunk grid of a validated call: first_lo, last_hi and the chunk count (attention_split.h, KeyChunks). Per kv
+// head, the positions the call sees, [first_lo, last_hi), are cut into key chunks of kAttentionKeyChunk positions
+// from first_lo when the call has several, else one chunk holding them all; a chunk's tiles start at multiples of
+// kDecodeTile from first_lo, as without chunks, so where a ring keeps a position never changes a tile.
 struct KvSpan {
   size_t first_lo, last_hi, chunks;
 };
@@ -258,19 +73,42 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
   if (sp.chunks == 1) *cb = sp.first_lo;
 }
 
-// One chunk (the whole span) for rows [i_begin, i_end) of kv head g: the decode steps, rows with a non-finite score
-// recomputed by the scalar path's row kernels (softmax.h's rules), the others divided by their sums. Not inlined
-// (nor KvChunkedHead): their frames stay out of the entry point's, for the Cortex-M stack budget.
-HWY_NOINLINE void KvOneChunkRows(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
-                           size_t i_begin, size_t i_end) {
+
+// KvChunkTiles on the reader of the route (fused or converted; fused in the cache's format): this picks the
+// instantiation ChooseKvRoute named, nothing more.
+template <class Kernels, class D, class AccOf>
+HWY_INLINE void KvRouteTiles(D d, internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
+                             size_t g, const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region,
+                             AccOf acc_of) {
+  if constexpr (Kernels::kFormatsInRegisters) {  // else never kFused, and the formats' kernels are not compiled
+    if (route == internal::KvRoute::kFused) {
+      switch (p.layout.type) {
+        case KvType::kF16:
+          return KvChunkTiles<Kernels, FusedTiles<F16Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+        case KvType::kQ8:
+          return KvChunkTiles<Kernels, FusedTiles<Q8Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+        case KvType::kF32:
+          return KvChunkTiles<Kernels, FusedTiles<F32Format>>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+      }
+    }
+  }
+  (void)route;
+  KvChunkTiles<Kernels, ConvertedTiles>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+}
+
+// Rows [i_begin, i_end) of kv head g, one chunk (the whole span), route fused or converted: the tiles, then rows with a
+// non-finite score recomputed by the scalar path's row kernels (softmax.h's rules), the others divided by their sums.
+// Not inlined (nor KvChunkedHead): their frames stay out of the entry point's, for the Cortex-M stack budget.
+template <class Kernels>
+HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
+                                 float* out, float* ws, size_t g, size_t i_begin, size_t i_end) {
   const hn::ScalableTag<float> d;
   const size_t dv = p.layout.value_dim;
-  const size_t n_state = p.q_len * p.group;
-  const KvRows rows{ws, ws + n_state, i_begin, i_end};
+  const KvRows rows{ws, ws + p.q_len * p.group, i_begin, i_end};
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   const KvSpan sp = KvSpanOf(p);
   KvResetRows(p, rows, true);
-  KvChunkTiles(d, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
+  KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
                [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; });
   for (size_t i = i_begin; i < i_end; ++i) {
     for (size_t r = 0; r < p.group; ++r) {
@@ -285,10 +123,11 @@ HWY_NOINLINE void KvOneChunkRows(const internal::KvAttentionProblem& p, const fl
   }
 }
 
-// Kv head g of a chunked call: chunk 0 into the output rows, each later chunk into the workspace's partial rows and
-// combined, then every row finished.
-HWY_NOINLINE void KvChunkedHead(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws, size_t g,
-                          bool to_nearest) {
+// Kv head g of a chunked call (routes fused, converted: tiles; two_pass: none): chunk 0 into the output rows, each
+// later chunk into the workspace's partial rows and combined, then every row finished.
+template <class Kernels>
+HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
+                                float* out, float* ws, size_t g) {
   const hn::ScalableTag<float> d;
   const size_t dv = p.layout.value_dim;
   const size_t n_state = p.q_len * p.group;
@@ -299,17 +138,15 @@ HWY_NOINLINE void KvChunkedHead(const internal::KvAttentionProblem& p, const flo
                     internal::KvStateFloats(p.q_len, p.group);
   float* acc = combined + internal::KvRound16(n_state * 4);
   const KvSpan sp = KvSpanOf(p);
+  const bool tiles = route != internal::KvRoute::kTwoPass;
   const auto out_row = [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; };
   const auto acc_row = [&](size_t i, size_t r) { return acc + (i * p.group + r) * dv; };
   for (size_t c = 0; c < sp.chunks; ++c) {
     size_t cb, ce;
     KvChunkBounds(sp, c, &cb, &ce);
-    KvResetRows(p, rows, to_nearest);
-    if (to_nearest && c == 0) {
-      KvChunkTiles(d, p, q, g, rows, sp.first_lo, cb, ce, region, out_row);
-    } else if (to_nearest) {
-      KvChunkTiles(d, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
-    }
+    KvResetRows(p, rows, tiles);
+    if (tiles && c == 0) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, out_row);
+    if (tiles && c != 0) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
     for (size_t i = 0; i < p.q_len; ++i) {
       size_t lo, hi;
       internal::KvVisible(p, i, &lo, &hi);
@@ -341,17 +178,21 @@ HWY_NOINLINE void KvAttentionScalarRows(const internal::KvAttentionProblem& p, c
   internal::KvAttentionScalar(p, q, out, ws);
 }
 
-inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+// Why this is safe: the route is fixed before anything is written and completes the call on its own; a row that
+// meets a non-finite score is finished inside its route (one chunk: the scalar row kernels; several: the chunk's
+// two-pass partial carries the softmax rules).
+template <class Kernels>
+HWY_INLINE void KvAttentionForwardWith(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
   const KvSpan sp = KvSpanOf(p);
-  const bool to_nearest = internal::RoundsToNearest();
-  if (sp.chunks > 1) {
-    for (size_t g = 0; g < p.layout.heads; ++g) KvChunkedHead(p, q, out, ws, g, to_nearest);
-    return;
+  const internal::KvRoute route = ChooseKvRoute<Kernels>(p, sp.chunks, internal::RoundsToNearest());
+  if (route == internal::KvRoute::kScalarRows) return KvAttentionScalarRows(p, q, out, ws);
+  for (size_t g = 0; g < p.layout.heads; ++g) {
+    if (sp.chunks > 1) {
+      KvChunkedHead<Kernels>(route, p, q, out, ws, g);
+    } else {
+      KvOneChunkRows<Kernels>(route, p, q, out, ws, g, 0, p.q_len);
+    }
   }
-  // Under a directed rounding mode the decode steps' exp rounds its range reduction in that mode (attention.h):
-  // as Attention does, such calls take the scalar row kernels, whose softmax steps it to nearest.
-  if (HWY_UNLIKELY(!to_nearest)) return KvAttentionScalarRows(p, q, out, ws);
-  for (size_t g = 0; g < p.layout.heads; ++g) KvOneChunkRows(p, q, out, ws, g, 0, p.q_len);
 }
 
 // Rows [i_begin, i_end) of kv head g's query heads on the scalar path (a row block under a directed mode).
@@ -365,14 +206,14 @@ HWY_NOINLINE void KvScalarBlockRows(const internal::KvAttentionProblem& p, const
 
 // Chunk c of kv head g: every row's partial over the chunk into shared (chunk 0's rows into out). Not inlined: its
 // frame stays off the row-block parts' path to the scalar fallback (Cortex-M stack budget).
-HWY_NOINLINE void KvChunkPart(const internal::KvAttentionProblem& p, const float* q, float* out, float* shared, float* ws,
-                              size_t g, size_t c, size_t chunks, bool to_nearest) {
+template <class Kernels>
+HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
+                              float* out, float* shared, float* ws, size_t g, size_t c, size_t chunks) {
   const hn::ScalableTag<float> d;
   const KvSpan sp = KvSpanOf(p);
   const size_t dv = p.layout.value_dim;
   const internal::SharedLayout layout = internal::MakeSharedLayout(p.num_heads * p.q_len, chunks, dv);
-  const size_t n_state = p.q_len * p.group;
-  const KvRows rows{ws, ws + n_state, 0, p.q_len};
+  const KvRows rows{ws, ws + p.q_len * p.group, 0, p.q_len};
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   size_t cb, ce;
   KvChunkBounds(sp, c, &cb, &ce);
@@ -380,8 +221,9 @@ HWY_NOINLINE void KvChunkPart(const internal::KvAttentionProblem& p, const float
     const size_t h = g * p.group + r;
     return c == 0 ? out + (i * p.num_heads + h) * dv : internal::PartialRow(layout, shared, h * p.q_len + i, c);
   };
-  KvResetRows(p, rows, to_nearest);
-  if (to_nearest) KvChunkTiles(d, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
+  const bool tiles = route != internal::KvRoute::kTwoPass;
+  KvResetRows(p, rows, tiles);
+  if (tiles) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);
   for (size_t i = 0; i < p.q_len; ++i) {
     size_t lo, hi;
     internal::KvVisible(p, i, &lo, &hi);
@@ -396,18 +238,19 @@ HWY_NOINLINE void KvChunkPart(const internal::KvAttentionProblem& p, const float
 }
 
 // Part `part` of the cached call's split (attention_split.h over kv heads): rows of a row block of kv head g, or
-// chunk c of kv head g (its partials into shared, chunk 0's rows into out).
-inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
-                                   float* shared, float* ws) {
+// chunk c of kv head g (its partials into shared, chunk 0's rows into out). The route is chosen per part, in its
+// thread's rounding mode, as the single call chooses it.
+template <class Kernels>
+HWY_INLINE void KvAttentionPartForwardWith(const internal::KvAttentionProblem& p, size_t part, const float* q,
+                                           float* out, float* shared, float* ws) {
   const KvSpan sp = KvSpanOf(p);
   const internal::PartGrid grid =
       internal::MakePartGrid(p.layout.heads, p.q_len, sp.last_hi - sp.first_lo, false, p.causal);
   const internal::PartCoords pc = internal::PartOf(grid, part);
-  const size_t g = pc.head;
-  const bool to_nearest = internal::RoundsToNearest();
-  if (grid.chunks > 1) return KvChunkPart(p, q, out, shared, ws, g, pc.chunk, grid.chunks, to_nearest);
-  if (HWY_UNLIKELY(!to_nearest)) return KvScalarBlockRows(p, q, out, ws, g, pc.i_begin, pc.i_end);
-  KvOneChunkRows(p, q, out, ws, g, pc.i_begin, pc.i_end);
+  const internal::KvRoute route = ChooseKvRoute<Kernels>(p, grid.chunks, internal::RoundsToNearest());
+  if (grid.chunks > 1) return KvChunkPart<Kernels>(route, p, q, out, shared, ws, pc.head, pc.chunk, grid.chunks);
+  if (route == internal::KvRoute::kScalarRows) return KvScalarBlockRows(p, q, out, ws, pc.head, pc.i_begin, pc.i_end);
+  KvOneChunkRows<Kernels>(route, p, q, out, ws, pc.head, pc.i_begin, pc.i_end);
 }
 
 inline void KvAttentionFinishForward(const internal::KvAttentionProblem& p, float* shared, float* out) {
@@ -417,6 +260,42 @@ inline void KvAttentionFinishForward(const internal::KvAttentionProblem& p, floa
                      internal::MakeSharedLayout(p.num_heads * p.q_len, sp.chunks, p.layout.value_dim), shared, out);
 }
 
+// The entry points EDGEATTN_DISPATCH calls, on Highway's decode kernels; below, on a backend's (its DecodeKernels,
+// or Highway's where it supplies none).
+inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  KvAttentionForwardWith<DecodeKernels>(p, q, out, ws);
+}
+inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                   float* shared, float* ws) {
+  KvAttentionPartForwardWith<DecodeKernels>(p, part, q, out, shared, ws);
+}
+inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
+  return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#include "lib/common/backend-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+namespace backend {
+
+inline void KvAttentionForward(const internal::KvAttentionProblem& p, const float* q, float* out, float* ws) {
+  KvAttentionForwardWith<DecodeKernels>(p, q, out, ws);
+}
+inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t part, const float* q, float* out,
+                                   float* shared, float* ws) {
+  KvAttentionPartForwardWith<DecodeKernels>(p, part, q, out, shared, ws);
+}
+inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
+  return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
+}
+
+}  // namespace backend
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();

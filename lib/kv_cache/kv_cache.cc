@@ -1,15 +1,18 @@
 // KV cache entry points: the cache's checks and storage operations (shared by every path: one conversion code,
 // the same stored bits everywhere), and attention against it on the scalar or the dispatched SIMD kernels.
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "edgeattn/kv_cache.h"
+#include "lib/attention/attention_checks.h"
 #include "lib/attention/attention_split.h"
+#include "lib/common/bit_cast.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_cache_storage.h"
+#include "lib/kv_cache/kv_route.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/kv_cache/kv_cache.cc"
@@ -40,53 +43,29 @@ Status CheckCacheArguments(const KvCacheDesc& d) {
   return Status::kOk;
 }
 
-// An initialised cache: its descriptor still valid, its storage large enough, its length consistent with the
-// first held position kept in the storage's header (a struct changed by hand is kInvalidArgument).
+// An initialised cache: its descriptor still valid, its length consistent with the first held position kept in the
+// storage's header (a struct changed by hand is kInvalidArgument), its storage large enough (kWorkspaceTooSmall,
+// after the arguments, as for every buffer; a storage without even the header cannot tell its first position).
 Status CheckCacheState(const internal::KvCacheState& s, uint64_t* oldest) {
+  *oldest = 0;
   if (s.storage == nullptr) return Status::kNullPointer;
   Status status = CheckCacheShape(s.desc);
   if (status != Status::kOk) return status;
   status = CheckCacheArguments(s.desc);
   if (status != Status::kOk) return status;
-  if (s.storage_size < KvCacheStorageSize(s.desc)) return Status::kInvalidArgument;
+  if (s.desc.window == 0 && s.length > s.desc.capacity) return Status::kInvalidArgument;
+  if (s.storage_size < internal::kKvHeaderBytes) return Status::kWorkspaceTooSmall;
   *oldest = internal::LoadOldest(s.storage);
   if (*oldest > s.length || s.length - *oldest > s.desc.capacity) return Status::kInvalidArgument;
-  if (s.desc.window == 0 && (*oldest != 0 || s.length > s.desc.capacity)) return Status::kInvalidArgument;
+  if (s.desc.window == 0 && *oldest != 0) return Status::kInvalidArgument;
+  if (s.storage_size < KvCacheStorageSize(s.desc)) return Status::kWorkspaceTooSmall;
   return Status::kOk;
 }
 
-// Stores position `position`'s K and V rows (k_src: [heads][head_dim], v_src: [heads][value_dim]) in its slot.
-void StorePosition(const KvLayout& l, unsigned char* storage, size_t position, const float* k_src,
-                   const float* v_src) {
-  const size_t slot = position % l.capacity;
-  for (size_t which = 0; which < 2; ++which) {
-    const float* src = which == 0 ? k_src : v_src;
-    const size_t row = which == 0 ? l.k_row : l.v_row;
-    const size_t width = which == 0 ? l.head_dim : l.value_dim;
-    unsigned char* dst = storage + (which == 0 ? l.k_offset : l.v_offset) + slot * row * l.element_bytes;
-    switch (l.type) {
-      case KvType::kF32:
-        memcpy(dst, src, row * sizeof(float));
-        break;
-      case KvType::kF16:
-        for (size_t e = 0; e < row; ++e) {
-          const uint16_t h = internal::FloatToHalfBits(src[e]);
-          memcpy(dst + e * 2, &h, sizeof(h));
-        }
-        break;
-      case KvType::kQ8:
-        for (size_t g = 0; g < l.heads; ++g) {
-          const float scale = internal::Q8Scale(src + g * width, width);
-          for (size_t c = 0; c < width; ++c) {
-            const int8_t q = internal::Q8Quantize(src[g * width + c], scale);
-            memcpy(dst + g * width + c, &q, sizeof(q));
-          }
-          memcpy(storage + l.scale_offset + ((slot * l.heads + g) * 2 + which) * sizeof(float), &scale,
-                 sizeof(scale));
-        }
-        break;
-    }
-  }
+// Whether a CheckCacheState status comes before the caller's own shape and argument checks: all but a short
+// storage, which comes after them (kWorkspaceTooSmall, attention_checks.h's order).
+bool BeforeCallersChecks(Status state_status) {
+  return state_status != Status::kOk && state_status != Status::kWorkspaceTooSmall;
 }
 
 // Values the cache cannot store: F16 finite |x| >= 65520 (would become infinity), Q8 non-finite.
@@ -117,7 +96,7 @@ Status KvCache::Init(const KvCacheDesc& desc, void* storage, size_t storage_size
   if (status != Status::kOk) return status;
   status = CheckCacheArguments(desc);
   if (status != Status::kOk) return status;
-  if (storage_size < KvCacheStorageSize(desc)) return Status::kInvalidArgument;
+  if (storage_size < KvCacheStorageSize(desc)) return Status::kWorkspaceTooSmall;
   internal::StoreOldest(storage, 0);
   state_ = internal::KvCacheState{desc, storage, storage_size, 0};
   return Status::kOk;
@@ -131,22 +110,22 @@ size_t KvCache::OldestPosition() const noexcept {
 Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
   if (state_.storage == nullptr || (n != 0 && (k == nullptr || v == nullptr))) return Status::kNullPointer;
   uint64_t oldest;
-  Status status = CheckCacheState(state_, &oldest);
-  if (status != Status::kOk) return status;
+  const Status state_status = CheckCacheState(state_, &oldest);
+  if (BeforeCallersChecks(state_status)) return state_status;
   const KvCacheDesc& d = state_.desc;
   size_t k_bytes, v_bytes;
   if (!internal::FloatBytes(n, d.num_kv_heads, d.head_dim, &k_bytes) ||
       !internal::FloatBytes(n, d.num_kv_heads, d.value_dim, &v_bytes) || n > SIZE_MAX - state_.length) {
     return Status::kInvalidShape;
   }
-  if (n == 0) return Status::kOk;
   const KvLayout l = internal::MakeKvLayout(d);
   // A ring stores only the last `capacity` of the positions; the others are neither stored nor checked.
   const size_t skip = d.window != 0 && n > d.capacity ? n - d.capacity : 0;
-  if (!StorableValues(d.type, k + skip * l.k_row, (n - skip) * l.k_row) ||
-      !StorableValues(d.type, v + skip * l.v_row, (n - skip) * l.v_row)) {
+  if (n != 0 && (!StorableValues(d.type, k + skip * l.k_row, (n - skip) * l.k_row) ||
+                 !StorableValues(d.type, v + skip * l.v_row, (n - skip) * l.v_row))) {
     return Status::kInvalidArgument;
   }
+  if (state_status != Status::kOk || n == 0) return state_status;
   if (d.window == 0 && n > d.capacity - state_.length) return Status::kCapacity;
   const internal::ByteRange storage_range = internal::RangeOf(state_.storage, KvCacheStorageSize(d));
   if (internal::Overlap(storage_range, internal::RangeOf(k, k_bytes)) ||
@@ -154,7 +133,9 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
     return Status::kOverlap;
   }
   unsigned char* storage = static_cast<unsigned char*>(state_.storage);
-  for (size_t j = skip; j < n; ++j) StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+  for (size_t j = skip; j < n; ++j) {
+    internal::StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+  }
   const size_t length = state_.length + n;
   if (length - oldest > d.capacity) internal::StoreOldest(storage, length - d.capacity);
   state_.length = length;
@@ -164,8 +145,9 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
 Status KvCache::Truncate(size_t length) noexcept {
   uint64_t oldest;
   const Status status = CheckCacheState(state_, &oldest);
-  if (status != Status::kOk) return status;
+  if (BeforeCallersChecks(status)) return status;
   if (length > state_.length || length < oldest) return Status::kInvalidArgument;
+  if (status != Status::kOk) return status;
   state_.length = length;
   return Status::kOk;
 }
@@ -174,9 +156,10 @@ Status KvCache::Read(size_t position, float* k, float* v) const noexcept {
   if (k == nullptr || v == nullptr) return Status::kNullPointer;
   uint64_t oldest;
   const Status status = CheckCacheState(state_, &oldest);
-  if (status != Status::kOk) return status;
+  if (BeforeCallersChecks(status)) return status;
   const KvCacheDesc& d = state_.desc;
   if (position < oldest || position >= state_.length) return Status::kInvalidArgument;
+  if (status != Status::kOk) return status;
   const KvLayout l = internal::MakeKvLayout(d);
   const internal::ByteRange k_range = internal::RangeOf(k, l.k_row * sizeof(float));
   const internal::ByteRange v_range = internal::RangeOf(v, l.v_row * sizeof(float));
@@ -187,8 +170,8 @@ Status KvCache::Read(size_t position, float* k, float* v) const noexcept {
   }
   const unsigned char* storage = static_cast<const unsigned char*>(state_.storage);
   for (size_t g = 0; g < d.num_kv_heads; ++g) {
-    internal::LoadHeadRow(l, storage, position % d.capacity, g, 0, k + g * d.head_dim);
-    internal::LoadHeadRow(l, storage, position % d.capacity, g, 1, v + g * d.value_dim);
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, internal::KvSide::kKey, k + g * d.head_dim);
+    internal::LoadHeadRow(l, storage, position % d.capacity, g, internal::KvSide::kValue, v + g * d.value_dim);
   }
   return Status::kOk;
 }
@@ -222,9 +205,7 @@ Status CheckCachedArguments(const AttentionDesc& desc, const internal::KvCacheSt
       kv_heads != c.num_kv_heads || desc.num_heads % kv_heads != 0 || desc.additive_mask != nullptr) {
     return Status::kInvalidArgument;
   }
-  if (!(desc.scale >= 0.0f) || !internal::IsFinite(desc.scale)) return Status::kInvalidArgument;
-  if (desc.mask != MaskKind::kNone && desc.mask != MaskKind::kCausal) return Status::kInvalidArgument;
-  return Status::kOk;
+  return internal::CheckScaleAndMask(desc);
 }
 
 // The call's problem from the descriptor and the cache, without pointers: shape, the cache's state, arguments.
@@ -236,10 +217,12 @@ Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheStat
   if (status != Status::kOk) return status;
   // What the cache can answer (its length; positions still held), where the mask kind says which are seen.
   const Status state_status = CheckCacheState(s, &oldest);
+  // A short storage (kWorkspaceTooSmall) still tells the length and, past its header, the first held position.
+  const bool state_known = state_status == Status::kOk || state_status == Status::kWorkspaceTooSmall;
   const bool known_mask = desc.mask == MaskKind::kNone || desc.mask == MaskKind::kCausal;
   // An empty cache is a shape error whatever the mask kind (an unknown kind is only an argument error, later).
-  if (state_status == Status::kOk && s.length == 0) return Status::kInvalidShape;
-  if (state_status == Status::kOk && known_mask) {
+  if (state_known && s.length == 0) return Status::kInvalidShape;
+  if (state_known && known_mask) {
     if (desc.mask == MaskKind::kCausal && desc.q_len > s.length) return Status::kInvalidShape;
     p->layout = internal::MakeKvLayout(s.desc);
     p->length = s.length;
@@ -249,13 +232,14 @@ Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheStat
     internal::KvVisible(*p, 0, &lo, &hi);  // the first query sees the oldest positions
     if (lo < oldest) return Status::kInvalidShape;
   }
-  if (state_status != Status::kOk) return state_status;
+  if (BeforeCallersChecks(state_status)) return state_status;
   status = CheckCachedArguments(desc, s);
   if (status != Status::kOk) return status;
+  if (state_status != Status::kOk) return state_status;
   p->storage = static_cast<const unsigned char*>(s.storage);
   p->num_heads = desc.num_heads;
   p->group = desc.num_heads / s.desc.num_kv_heads;
-  p->scale = desc.scale != 0.0f ? desc.scale : 1.0f / sqrtf(static_cast<float>(desc.head_dim));
+  p->scale = internal::ResolvedScale(desc.scale, desc.head_dim);
   return Status::kOk;
 }
 
@@ -278,19 +262,12 @@ Status CheckCachedSplit(const AttentionDesc& desc, const KvCache& cache, interna
   return status != Status::kOk ? status : SplitOf(*p, grid, layout);
 }
 
-// AttentionCached's checks; with split != null those of a part: its index after the arguments (kInvalidArgument),
-// the shared buffer's size with the workspace's (kWorkspaceTooSmall), its overlaps last.
-struct SplitArgs {
-  size_t part;
-  const void* shared;
-  size_t shared_size;
-};
-
-// Not inlined: its locals (the split's grid and layout, the byte ranges) leave the stack before the kernels run
-// (Cortex-M: the documented 1 KiB worst case).
+// AttentionCached's checks (attention_checks.h gives the order); with split != null those of a part. Not inlined:
+// its locals (the split's grid and layout, the byte ranges) leave the stack before the kernels run (Cortex-M: the
+// documented 1 KiB worst case).
 HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const KvCache& cache, const float* out,
                                 const void* workspace, size_t workspace_size, internal::KvAttentionProblem* p,
-                                const SplitArgs* split = nullptr) {
+                                const internal::SplitArgs* split = nullptr) {
   const internal::KvCacheState& s = cache.state();
   if (q == nullptr || out == nullptr || s.storage == nullptr) return Status::kNullPointer;
   Status status = CheckCachedProblem(desc, s, p);
@@ -300,33 +277,16 @@ HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const
   if (split != nullptr) {
     status = SplitOf(*p, &grid, &layout);
     if (status != Status::kOk) return status;
-    if (split->part >= grid.count) return Status::kInvalidArgument;
   }
-  const size_t workspace_bytes = WorkspaceBytes(desc, s.desc);
-  if (workspace_size < workspace_bytes) return Status::kWorkspaceTooSmall;
-  if (split != nullptr && split->shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
-  if (workspace == nullptr) return Status::kNullPointer;
-  if (split != nullptr && layout.bytes != 0 && split->shared == nullptr) return Status::kNullPointer;
-
   // Both products fit: CheckCachedDesc checked them.
   const size_t q_bytes = desc.q_len * desc.num_heads * desc.head_dim * sizeof(float);
   const size_t out_bytes = desc.q_len * desc.num_heads * desc.value_dim * sizeof(float);
-  using internal::Overlap;
   using internal::RangeOf;
-  const internal::ByteRange out_range = RangeOf(out, out_bytes);
-  const internal::ByteRange ws_range = RangeOf(workspace, workspace_bytes);
-  const internal::ByteRange q_range = RangeOf(q, q_bytes);
-  const internal::ByteRange storage_range = RangeOf(s.storage, KvCacheStorageSize(s.desc));
-  const internal::ByteRange shared_range = RangeOf(split != nullptr ? split->shared : nullptr, layout.bytes);
-  if (Overlap(out_range, ws_range) || Overlap(out_range, q_range) || Overlap(out_range, storage_range) ||
-      Overlap(ws_range, q_range) || Overlap(ws_range, storage_range)) {
-    return Status::kOverlap;
-  }
-  if (Overlap(shared_range, out_range) || Overlap(shared_range, ws_range) || Overlap(shared_range, q_range) ||
-      Overlap(shared_range, storage_range)) {
-    return Status::kOverlap;
-  }
-  return Status::kOk;
+  const internal::CallBuffers buffers{
+      RangeOf(out, out_bytes), workspace, workspace_size, WorkspaceBytes(desc, s.desc), split, grid.count,
+      layout.bytes};
+  const internal::ByteRange inputs[] = {RangeOf(q, q_bytes), RangeOf(s.storage, KvCacheStorageSize(s.desc))};
+  return internal::CheckCallBuffers(buffers, inputs, 2);
 }
 
 }  // namespace
@@ -334,6 +294,7 @@ HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const
 HWY_EXPORT(KvAttentionForward);
 HWY_EXPORT(KvAttentionPartForward);
 HWY_EXPORT(KvAttentionFinishForward);
+HWY_EXPORT(KvRouteOf);
 
 size_t AttentionCachedWorkspaceSize(const AttentionDesc& desc, const KvCache& cache) noexcept {
   const internal::KvCacheState& s = cache.state();
@@ -348,7 +309,7 @@ Status AttentionCached(const AttentionDesc& desc, const float* q, const KvCache&
                        size_t workspace_size) noexcept {
   internal::KvAttentionProblem p{};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
+  if (status == Status::kOk) EDGEATTN_DISPATCH(KvAttentionForward)(p, q, out, internal::AlignedScratch(workspace));
   return status;
 }
 
@@ -369,10 +330,10 @@ size_t AttentionCachedSharedSize(const AttentionDesc& desc, const KvCache& cache
 Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* q, const KvCache& cache, float* out,
                            void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
   internal::KvAttentionProblem p{};
-  const SplitArgs split{part, shared, shared_size};
+  const internal::SplitArgs split{part, shared, shared_size};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p, &split);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(KvAttentionPartForward)(p, part, q, out,
+    EDGEATTN_DISPATCH(KvAttentionPartForward)(p, part, q, out,
                                                  shared == nullptr ? nullptr : internal::AlignedScratch(shared),
                                                  internal::AlignedScratch(workspace));
   }
@@ -385,18 +346,24 @@ Status AttentionCachedFinish(const AttentionDesc& desc, const KvCache& cache, vo
   internal::KvAttentionProblem p{};
   internal::PartGrid grid;
   internal::SharedLayout layout;
-  const Status status = CheckCachedSplit(desc, cache, &p, &grid, &layout);
+  Status status = CheckCachedSplit(desc, cache, &p, &grid, &layout);
   if (status != Status::kOk) return status;
-  if (shared_size < layout.bytes) return Status::kWorkspaceTooSmall;
-  if (layout.bytes == 0) return Status::kOk;
-  if (shared == nullptr) return Status::kNullPointer;
   const size_t out_bytes = desc.q_len * desc.num_heads * desc.value_dim * sizeof(float);  // checked: it fits
-  if (internal::Overlap(internal::RangeOf(out, out_bytes), internal::RangeOf(shared, layout.bytes))) {
-    return Status::kOverlap;
-  }
-  HWY_DYNAMIC_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
-  return Status::kOk;
+  bool work;
+  status = internal::CheckFinishBuffers(internal::RangeOf(out, out_bytes), shared, shared_size, layout.bytes, &work);
+  if (work) EDGEATTN_DISPATCH(KvAttentionFinishForward)(p, internal::AlignedScratch(shared), out);
+  return status;
 }
+
+namespace internal {
+
+KvRoute KvRouteForTest(const AttentionDesc& desc, const KvCache& cache) noexcept {
+  KvAttentionProblem p{};
+  if (CheckCachedProblem(desc, cache.state(), &p) != Status::kOk) return KvRoute::kScalarRows;
+  return EDGEATTN_DISPATCH(KvRouteOf)(p);
+}
+
+}  // namespace internal
 
 namespace scalar {
 

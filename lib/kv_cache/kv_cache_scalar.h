@@ -35,10 +35,12 @@ inline void KvVisible(const KvAttentionProblem& p, size_t i, size_t* lo, size_t*
   *lo = window != 0 && end > window ? end - window : 0;
 }
 
-// The visible positions of kv head g from lo, n of them, into dst [n][width] (which: 0 K, 1 V).
-inline void KvLoadTile(const KvAttentionProblem& p, size_t g, size_t which, size_t lo, size_t n, float* dst) {
-  const size_t width = which == 0 ? p.layout.head_dim : p.layout.value_dim;
-  for (size_t j = 0; j < n; ++j) LoadHeadRow(p.layout, p.storage, (lo + j) % p.layout.capacity, g, which, dst + j * width);
+// One side's rows of kv head g for the positions lo .. lo + n - 1 into dst [n][width].
+inline void KvLoadTile(const KvAttentionProblem& p, size_t g, KvSide side, size_t lo, size_t n, float* dst) {
+  const size_t width = p.layout.Width(side);
+  for (size_t j = 0; j < n; ++j) {
+    LoadHeadRow(p.layout, p.storage, (lo + j) % p.layout.capacity, g, side, dst + j * width);
+  }
 }
 
 // Query row i, query head h: its scores in the workspace, the row's softmax, P V tile by tile.
@@ -59,14 +61,14 @@ inline void KvAttentionRowScalar(const KvAttentionProblem& p, const float* q, fl
   float* out_row = out + (i * p.num_heads + h) * dv;
   for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
     const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
-    KvLoadTile(p, g, 0, lo + j0, nb, k_tile);
+    KvLoadTile(p, g, KvSide::kKey, lo + j0, nb, k_tile);
     ScalarAttentionKernels::Scores(q_row, k_tile, dk, dk, nb, p.scale, nullptr, scores + j0);
   }
   ScalarAttentionKernels::SoftmaxRow(scores, scores, n);
   FillRow(out_row, dv, 0.0f);
   for (size_t j0 = 0; j0 < n; j0 += kKvScalarTile) {
     const size_t nb = n - j0 < kKvScalarTile ? n - j0 : kKvScalarTile;
-    KvLoadTile(p, g, 1, lo + j0, nb, v_tile);
+    KvLoadTile(p, g, KvSide::kValue, lo + j0, nb, v_tile);
     ScalarAttentionKernels::WeightedSum(scores + j0, nb, v_tile, dv, nullptr, tile_sum, dv);
     for (size_t c = 0; c < dv; ++c) out_row[c] += tile_sum[c];
   }

@@ -1,6 +1,6 @@
-// KV cache storage: the layout of a cache's bytes over the F16 and Q8 formats of lib/common (f16.h, q8.h).
-// Shared by the scalar and the SIMD path: the stored bits come from that integer code only, so they are the same
-// on every target.
+// KV cache storage: where each row and each Q8 scale of a cache sits (the one place of that arithmetic), over the
+// formats of lib/common (f16.h, q8.h). Shared by the scalar and the SIMD path: the stored bits come from that integer
+// code only, so they are the same on every target.
 #ifndef EDGEATTN_LIB_KV_CACHE_KV_CACHE_STORAGE_H_
 #define EDGEATTN_LIB_KV_CACHE_KV_CACHE_STORAGE_H_
 
@@ -9,13 +9,16 @@
 #include <string.h>
 
 #include "edgeattn/kv_cache.h"
-#include "lib/common/bit_cast.h"
 #include "lib/common/f16.h"
 #include "lib/common/float_util.h"
 #include "lib/common/q8.h"
+#include "lib/common/row_source.h"
 
 namespace edgeattn {
 namespace internal {
+
+// The keys or the values of a cache.
+enum class KvSide : size_t { kKey = 0, kValue = 1 };
 
 // ---- Layout ----
 // Byte offsets of a validated cache's regions (see KvCacheStorageBytes).
@@ -25,6 +28,18 @@ struct KvLayout {
   size_t element_bytes;
   size_t k_offset, v_offset, scale_offset;  // bytes from the start of the storage
   size_t k_row, v_row;                      // elements per slot: heads * head_dim, heads * value_dim
+
+  size_t Width(KvSide side) const { return side == KvSide::kKey ? head_dim : value_dim; }
+  size_t SlotElements(KvSide side) const { return side == KvSide::kKey ? k_row : v_row; }
+  // Where (slot, kv head g)'s row of one side starts.
+  size_t RowByte(size_t slot, size_t g, KvSide side) const {
+    return (side == KvSide::kKey ? k_offset : v_offset) + (slot * SlotElements(side) + g * Width(side)) * element_bytes;
+  }
+  // Q8: where its float scale sits. The scales region is [capacity][heads][2]: K's, then V's.
+  size_t ScaleByte(size_t slot, size_t g, KvSide side) const {
+    return scale_offset + ((slot * heads + g) * 2 + static_cast<size_t>(side)) * sizeof(float);
+  }
+  size_t ScaleSlotBytes() const { return heads * 2 * sizeof(float); }
 };
 
 inline KvLayout MakeKvLayout(const KvCacheDesc& d) {
@@ -52,51 +67,68 @@ inline uint64_t LoadOldest(const void* storage) {
 
 inline void StoreOldest(void* storage, uint64_t oldest) { memcpy(storage, &oldest, sizeof(oldest)); }
 
-// Element e of slot s's K (kv head g's row starts at e = g * head_dim) or V, converted to float.
-inline float LoadElement(const KvLayout& l, const unsigned char* region, size_t index) {
-  switch (l.type) {
-    case KvType::kF32: {
-      float f;
-      memcpy(&f, region + index * 4, sizeof(f));
-      return f;
-    }
-    case KvType::kF16: {
-      uint16_t h;
-      memcpy(&h, region + index * 2, sizeof(h));
-      return HalfBitsToFloat(h);
-    }
-    case KvType::kQ8:
-      break;
-  }
-  int8_t q;
-  memcpy(&q, region + index, sizeof(q));
-  return static_cast<float>(q);  // times the scale, by the caller
-}
-
-// Scale of (slot, kv head g): which = 0 for K, 1 for V.
-inline float LoadScale(const KvLayout& l, const unsigned char* storage, size_t slot, size_t g, size_t which) {
+inline float LoadScale(const KvLayout& l, const unsigned char* storage, size_t slot, size_t g, KvSide side) {
   float s;
-  memcpy(&s, storage + l.scale_offset + ((slot * l.heads + g) * 2 + which) * sizeof(float), sizeof(s));
+  memcpy(&s, storage + l.ScaleByte(slot, g, side), sizeof(s));
   return s;
 }
 
-// n = width floats of kv head g at the given slot of K (which = 0) or V (which = 1), dequantised into dst.
-inline void LoadHeadRow(const KvLayout& l, const unsigned char* storage, size_t slot, size_t g, size_t which,
+// One side's rows of kv head g for the positions first, first + 1, ... as the decode steps read them (row j in slot
+// (first + j) mod capacity; a call's positions are all held, so j < capacity).
+inline RowSource KvRows(const KvLayout& l, const unsigned char* storage, size_t g, KvSide side, size_t first) {
+  return RowSource{storage + l.RowByte(0, g, side), l.SlotElements(side) * l.element_bytes, first % l.capacity,
+                   l.capacity, storage + l.ScaleByte(0, g, side), l.type == KvType::kQ8 ? l.ScaleSlotBytes() : 0};
+}
+
+// The row of kv head g at the given slot of one side as floats into dst (Width(side) of them): what Read returns.
+inline void LoadHeadRow(const KvLayout& l, const unsigned char* storage, size_t slot, size_t g, KvSide side,
                         float* dst) {
-  const size_t width = which == 0 ? l.head_dim : l.value_dim;
-  const size_t row = which == 0 ? l.k_row : l.v_row;
-  const unsigned char* base = storage + (which == 0 ? l.k_offset : l.v_offset);
-  const size_t first = slot * row + g * width;
-  if (l.type == KvType::kF32) {
-    memcpy(dst, base + first * 4, width * sizeof(float));
-    return;
+  const size_t width = l.Width(side);
+  const unsigned char* row = storage + l.RowByte(slot, g, side);
+  switch (l.type) {
+    case KvType::kF32:
+      memcpy(dst, row, width * sizeof(float));
+      return;
+    case KvType::kF16:
+      for (size_t c = 0; c < width; ++c) dst[c] = LoadHalfElement(row, c);
+      return;
+    case KvType::kQ8:
+      break;
   }
-  if (l.type == KvType::kF16) {
-    for (size_t c = 0; c < width; ++c) dst[c] = LoadElement(l, base, first + c);
-    return;
+  const float scale = LoadScale(l, storage, slot, g, side);
+  for (size_t c = 0; c < width; ++c) dst[c] = LoadQ8Element(row, c, scale);
+}
+
+// Stores one side's rows of a position (src: [heads][Width(side)] floats) in its slot, in the cache's format.
+inline void StoreSide(const KvLayout& l, unsigned char* storage, size_t slot, KvSide side, const float* src) {
+  const size_t width = l.Width(side);
+  unsigned char* dst = storage + l.RowByte(slot, 0, side);
+  switch (l.type) {
+    case KvType::kF32:
+      memcpy(dst, src, l.SlotElements(side) * sizeof(float));
+      return;
+    case KvType::kF16:
+      StoreHalfRow(src, l.SlotElements(side), dst);
+      return;
+    case KvType::kQ8:
+      break;
   }
-  const float scale = LoadScale(l, storage, slot, g, which);
-  for (size_t c = 0; c < width; ++c) dst[c] = LoadElement(l, base, first + c) * scale;
+  for (size_t g = 0; g < l.heads; ++g) {
+    const float scale = Q8Scale(src + g * width, width);
+    for (size_t c = 0; c < width; ++c) {
+      const int8_t q = Q8Quantize(src[g * width + c], scale);  // Q8QuantizeGroup's values, stored byte by byte
+      memcpy(dst + g * width + c, &q, sizeof(q));
+    }
+    memcpy(storage + l.ScaleByte(slot, g, side), &scale, sizeof(scale));
+  }
+}
+
+// Stores position `position`'s K and V rows (k_src [heads][head_dim], v_src [heads][value_dim]) in its slot.
+inline void StorePosition(const KvLayout& l, unsigned char* storage, size_t position, const float* k_src,
+                          const float* v_src) {
+  const size_t slot = position % l.capacity;
+  StoreSide(l, storage, slot, KvSide::kKey, k_src);
+  StoreSide(l, storage, slot, KvSide::kValue, v_src);
 }
 
 }  // namespace internal

@@ -4,6 +4,7 @@
 
 #include "edgeattn/linear.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/linear/linear_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -11,6 +12,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/linear/linear-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -45,7 +47,7 @@ HWY_EXPORT(LinearTransposedRows);
 Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
               size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(LinearRows)(x, rows, in_features, weight, bias, out_features, y);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(LinearRows)(x, rows, in_features, weight, bias, out_features, y);
   return status;
 }
 
@@ -53,7 +55,7 @@ Status LinearTransposed(const float* x, size_t rows, size_t in_features, const f
                         size_t out_features, float* y) noexcept {
   const Status status = CheckLinear(x, rows, in_features, weight, bias, out_features, y);
   if (status == Status::kOk) {
-    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, 0, out_features, y);
+    EDGEATTN_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, 0, out_features, y);
   }
   return status;
 }
@@ -78,7 +80,7 @@ Status LinearTransposedPart(const float* x, size_t rows, size_t in_features, con
   if (status == Status::kOk) {
     const size_t per_part = internal::OutputPartSize(out_features, kLinearPartMinOutputs);
     const size_t first = part * per_part, end = out_features - first < per_part ? out_features : first + per_part;
-    HWY_DYNAMIC_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, first, end, y);
+    EDGEATTN_DISPATCH(LinearTransposedRows)(x, rows, in_features, weight, bias, out_features, first, end, y);
   }
   return status;
 }

@@ -7,6 +7,7 @@
 #include "edgeattn/linear.h"
 #include "edgeattn/linear_q8.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/common/float_util.h"
 #include "lib/common/q8.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
@@ -17,6 +18,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/linear_q8/linear_q8-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -152,9 +154,9 @@ Status RunLinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* 
     p.kernel = k;
   }
   if (act == Q8Activations::kQ8) {
-    HWY_DYNAMIC_DISPATCH(LinearQ8Rows)(p);
+    EDGEATTN_DISPATCH(LinearQ8Rows)(p);
   } else {
-    HWY_DYNAMIC_DISPATCH(LinearQ8F32Rows)(p);
+    EDGEATTN_DISPATCH(LinearQ8F32Rows)(p);
   }
   return Status::kOk;
 }

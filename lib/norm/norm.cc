@@ -4,6 +4,7 @@
 
 #include "edgeattn/norm.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/common/float_util.h"
 #include "lib/norm/norm_scalar.h"
 
@@ -12,6 +13,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/norm/norm-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -39,14 +41,14 @@ HWY_EXPORT(LayerNormRowsSimd);
 
 Status RmsNorm(const float* x, size_t rows, size_t cols, const float* weight, float eps, float* y) noexcept {
   const Status status = CheckNorm(x, rows, cols, weight, nullptr, eps, y);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(RmsNormRowsSimd)(x, rows, cols, weight, eps, y);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(RmsNormRowsSimd)(x, rows, cols, weight, eps, y);
   return status;
 }
 
 Status LayerNorm(const float* x, size_t rows, size_t cols, const float* weight, const float* bias, float eps,
                  float* y) noexcept {
   const Status status = CheckNorm(x, rows, cols, weight, bias, eps, y);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(LayerNormRowsSimd)(x, rows, cols, weight, bias, eps, y);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(LayerNormRowsSimd)(x, rows, cols, weight, bias, eps, y);
   return status;
 }
 

@@ -3,6 +3,7 @@
 
 #include "edgeattn/positional_encoding.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/positional_encoding/positional_encoding_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -10,6 +11,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/positional_encoding/positional_encoding-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -29,7 +31,7 @@ HWY_EXPORT(AddPositionalEncodingRows);
 
 Status AddPositionalEncoding(float* x, size_t seq_len, size_t d_model, size_t first_position) noexcept {
   const Status status = CheckPositionalEncoding(x, seq_len, d_model, first_position);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(AddPositionalEncodingRows)(x, seq_len, d_model, first_position);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(AddPositionalEncodingRows)(x, seq_len, d_model, first_position);
   return status;
 }
 

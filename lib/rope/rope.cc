@@ -4,6 +4,7 @@
 
 #include "edgeattn/rope.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/common/float_util.h"
 #include "lib/rope/rope_scalar.h"
 
@@ -12,6 +13,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/rope/rope-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -106,7 +108,7 @@ HWY_EXPORT(RopeRows);
 Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_position) noexcept {
   internal::RopeProblem problem;
   const Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/true, &problem);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(RopeRows)(problem, x, seq_len, first_position);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(RopeRows)(problem, x, seq_len, first_position);
   return status;
 }
 

@@ -3,6 +3,7 @@
 
 #include "edgeattn/softmax.h"
 #include "lib/common/checks.h"
+#include "lib/common/dispatch.h"
 #include "lib/softmax/softmax_scalar.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -10,6 +11,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "lib/softmax/softmax-inl.h"
+#include "lib/common/backend-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {
@@ -29,7 +31,7 @@ HWY_EXPORT(SoftmaxRows);
 
 Status Softmax(const float* in, float* out, size_t rows, size_t cols) noexcept {
   const Status status = CheckSoftmax(in, out, rows, cols);
-  if (status == Status::kOk) HWY_DYNAMIC_DISPATCH(SoftmaxRows)(in, out, rows, cols);
+  if (status == Status::kOk) EDGEATTN_DISPATCH(SoftmaxRows)(in, out, rows, cols);
   return status;
 }
 

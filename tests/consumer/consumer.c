@@ -555,7 +555,7 @@ static void check_kv_cache(void) {
   need = edgeattn_kv_cache_storage_size(&cd);
   CHECK(need == 16 + 12 * 2 * 7 * 4);
   CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, NULL, need), EDGEATTN_ERROR_NULL_POINTER);
-  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, need - 1), EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, need - 1), EDGEATTN_ERROR_WORKSPACE_TOO_SMALL);
   CHECK_STATUS(edgeattn_kv_cache_init(&cache, &cd, storage, need), EDGEATTN_OK);
   CHECK_STATUS(edgeattn_kv_cache_append(&cache, NULL, NULL, 0), EDGEATTN_OK);
   CHECK_STATUS(edgeattn_kv_cache_append(&cache, &k[0][0][0], &v[0][0][0], 10), EDGEATTN_OK);

@@ -300,8 +300,10 @@ struct Harness {
       expected = EDGEATTN_ERROR_NULL_POINTER;
     } else if (any_zero || huge) {
       expected = EDGEATTN_ERROR_INVALID_SHAPE;
-    } else if (!known_type || d.window > d.capacity || next.size < need) {
+    } else if (!known_type || d.window > d.capacity) {
       expected = EDGEATTN_ERROR_INVALID_ARGUMENT;
+    } else if (next.size < need) {
+      expected = EDGEATTN_ERROR_WORKSPACE_TOO_SMALL;
     } else {
       expected = EDGEATTN_OK;
     }
