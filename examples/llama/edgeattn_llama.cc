@@ -9,8 +9,10 @@
 // (tokens after the first over the time since the first). Different from run.c: the prompt's tokens after the
 // first run in one prefill call instead of one by one (the tokens are the same; the logits may differ in the last
 // bits, so a near-tie may choose differently), the KV caches hold `steps` positions of the type -k chooses,
-// -j runs the attention on that many threads (the same bits as one thread), and a bad file or option ends the
-// program with a one-line reason and exit code 1. Every buffer is sized and allocated before the first token.
+// -j runs the linear layers and the attention on that many threads (the same bits as one thread), -a chooses how
+// the linear layers of a version 2 file treat their input (runq.c quantizes it: q8), and a bad file or option
+// ends the program with a one-line reason and exit code 1. Every buffer is sized and allocated before the first
+// token.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -250,14 +252,17 @@ int main(int argc, char** argv) {
   const double seconds = Seconds() - start;
   printf("\n");
   if (pos > 1) {
-    fprintf(stderr, "prefill: %lu tokens at %.1f tok/s; decode: %lu tokens at %.1f tok/s (-j %ld, -k %s)\n",
-            static_cast<unsigned long>(prefill - 1),
-            prefill > 1 ? static_cast<double>(prefill - 1) / prefill_seconds : 0.0,
-            static_cast<unsigned long>(pos - prefill),
-            pos > prefill ? static_cast<double>(pos - prefill) / (seconds - prefill_seconds) : 0.0, args.threads,
-            args.kv_type == edgeattn::KvType::kF32   ? "f32"
-            : args.kv_type == edgeattn::KvType::kF16 ? "f16"
-                                                     : "q8");
+    const char* kv_names[] = {"f32", "f16", "q8"};
+    fprintf(
+        stderr, "prefill: %lu tokens at %.1f tok/s; decode: %lu tokens at %.1f tok/s (%s weights%s, -j %ld, -k %s)\n",
+        static_cast<unsigned long>(prefill - 1), prefill > 1 ? static_cast<double>(prefill - 1) / prefill_seconds : 0.0,
+        static_cast<unsigned long>(pos - prefill),
+        pos > prefill ? static_cast<double>(pos - prefill) / (seconds - prefill_seconds) : 0.0,
+        config.format == llama2::Format::kQ8 ? "q8" : "f32",
+        config.format != llama2::Format::kQ8                     ? ""
+        : model.options.activations == llama2::Activations::kF32 ? ", -a f32"
+                                                                 : ", -a q8",
+        args.threads, kv_names[static_cast<int>(args.kv_type)]);
     fprintf(stderr, "achieved tok/s: %f\n", static_cast<double>(pos - 1) / seconds);
   }
   free(sampler_arena);

@@ -12,13 +12,11 @@
 //                                    the Q8 embedding table) and carves the arena. No allocation anywhere.
 //   4. Forward(model, tokens, n)     a prefill (n tokens, run in chunks of options.max_chunk rows) or, with n = 1,
 //                                    one decode step; the logits of the last token are in model.logits.
-// Every step is an edgeattn call (rms_norm, linear_transposed, rope, kv_cache append + attention_cached,
-// gated_activation, add); the attention of a step can be split into parts run by the application's threads
-// (Parallel below). Numbers are those of llama2.c's forward(): RMSNorm eps 1e-5, RoPE on interleaved pairs with
-// base 10000, attention scale 1/sqrt(head_dim), SwiGLU feed-forward, the classifier on the last token only.
-//
-// Phase 1 of issue 31: version 2 (Q8) files are read and checked, and Init accepts them, but Forward returns
-// kUnsupported until edgeattn's int8 linear layer (issue 30: edgeattn_linear_q8) is in the library.
+// Every step is an edgeattn call (rms_norm, linear_transposed or linear_q8, rope, kv_cache append +
+// attention_cached, gated_activation, add); the linear layers and the attention of a step can be split into parts
+// run by the application's threads (Parallel below). Numbers are those of llama2.c's forward() (run.c for float
+// weights, runq.c for int8): RMSNorm eps 1e-5, RoPE on interleaved pairs with base 10000, attention scale
+// 1/sqrt(head_dim), SwiGLU feed-forward, the classifier on the last token only.
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_H_
 #define EDGEATTN_EXAMPLES_LLAMA_LLAMA2_H_
 
@@ -35,7 +33,8 @@ enum class Status : int {
   kBadArgument = 2,  // a null pointer, an option out of range, a token outside the vocabulary
   kArenaTooSmall = 3,
   kContextFull = 4,  // the KV caches hold options.capacity positions: no room for the tokens
-  kUnsupported = 5,  // Q8 weights before issue 30's int8 linear layer (see above)
+  kNotFinite = 5,    // Q8 activations: a linear layer's input is inf or NaN (the model's numbers overflowed),
+                     // which cannot be quantized (float activations carry inf and NaN through instead)
   kKernel = 6,       // an edgeattn call failed (Error names it and its status): a bug, not a bad input
 };
 
@@ -70,21 +69,10 @@ struct Config {
 constexpr size_t kMaxDim = 65536, kMaxHidden = 262144, kMaxLayers = 1024, kMaxVocab = size_t{1} << 22,
                  kMaxSeqLen = size_t{1} << 20;
 
-// TEMPORARY (issue 31, phase 1): the fields of issue 30's edgeattn_q8_matrix / edgeattn::Q8Matrix, declared here
-// until that header is in the library; phase 2 replaces this struct with edgeattn's. W[o][i] = q[o][i] *
-// scale[o][i / group_size].
-struct PendingQ8Matrix {
-  const int8_t* q = nullptr;     // [out_features][in_features]
-  const float* scale = nullptr;  // [out_features][in_features / group_size]
-  size_t out_features = 0;
-  size_t in_features = 0;
-  size_t group_size = 0;
-};
-
 // One weight matrix [out_features][in_features] (nn.Linear's layout), inside the file.
 struct Matrix {
   const float* f32 = nullptr;  // Format::kF32
-  PendingQ8Matrix q8;          // Format::kQ8
+  edgeattn::Q8Matrix q8;       // Format::kQ8: int8 values and group scales, both in the file (edgeattn_q8_matrix)
   size_t out_features = 0;
   size_t in_features = 0;
 };
@@ -109,6 +97,13 @@ enum class Activations : int {
   kQ8 = 2,       // Q8 weights, activations quantized per group (EDGEATTN_Q8_ACT_Q8)
 };
 
+// Which of edgeattn's paths the module calls.
+enum class Kernels : int {
+  kDispatched = 0,  // edgeattn::RmsNorm, LinearQ8, ...: the best SIMD path of this CPU (Highway's dispatch)
+  kScalar = 1,      // edgeattn::scalar::...: the plain C++ paths (the reference a port is checked against, and
+                    // the MCU benchmark's scalar column); never split into parts (the split API is dispatched)
+};
+
 constexpr size_t kDefaultChunk = 64;  // rows per prefill call: activations of 64 tokens
 constexpr size_t kMaxWorkers = 256;
 // Waking a sleeping thread costs 10-50 us on the VMs of docs/performance.md, about 2^17 multiply-adds of one core's
@@ -123,16 +118,22 @@ struct Options {
   size_t capacity = 0;                              // positions the KV caches hold; 0 = config.seq_len; at most seq_len
   size_t max_chunk = 0;  // most tokens per forward call inside Forward; 0 = kDefaultChunk (capped at capacity)
   size_t workers = 1;    // threads that run parts at once (each gets its own workspace); 0 = 1; at most kMaxWorkers
-  // An attention call with fewer multiply-adds (scores and P.V: 2 * q_len * n_heads * head_dim * positions) runs
-  // on the calling thread, not in parts (the bits are the same); 0 splits every call.
+  // A call with fewer multiply-adds runs on the calling thread, not in parts (the bits are the same); 0 splits
+  // every call. Attention: 2 * q_len * n_heads * head_dim * positions (scores and P.V); linear layers: rows *
+  // in_features * out_features, summed over the layers that share an input (Q, K and V; the gate and up).
   size_t min_split_work = kDefaultMinSplitWork;
+  Kernels kernels = Kernels::kDispatched;
+  // RoPE from a table of cos and sin for the capacity's positions (head_dim floats per position, in the arena,
+  // filled once by Init): float arithmetic per token instead of edgeattn::Rope's double-precision angles, for
+  // cores without a double-precision FPU (Cortex-M4: software doubles). Other bits than Rope's (rope.h's bounds).
+  bool rope_table = false;
 };
 
 // The application's threads (the module starts none). run(pool, fn, job, parts) calls fn(job, part, worker) once
 // for every part in [0, parts), on any threads, in any order, and returns after the last call has returned;
 // `worker` < options.workers names the workspace, so two calls running at the same time must pass different
-// workers. With run null, Forward runs the attention as one call on the calling thread. Results are bit-identical
-// either way (edgeattn's work split promise).
+// workers. With run null, Forward makes every call on the calling thread. Results are bit-identical either way
+// (edgeattn's work split promise: the parts of a call write exactly the single call's bits).
 struct Parallel {
   using PartFn = void (*)(void* job, size_t part, size_t worker);
   void (*run)(void* pool, PartFn fn, void* job, size_t parts) = nullptr;
@@ -155,12 +156,13 @@ struct Model {
   float* hb = nullptr;                  // [max_chunk][hidden_dim]: gate, then silu(gate) * up
   float* hb2 = nullptr;                 // [max_chunk][hidden_dim]: up
   float* logits = nullptr;              // [vocab]: the last token's logits after Forward
-  unsigned char* workspaces = nullptr;  // [workers][workspace_bytes]
+  unsigned char* workspaces = nullptr;  // [workers][workspace_bytes]: attention's and linear_q8's, in turn
   size_t workspace_bytes = 0;
   unsigned char* shared = nullptr;  // the attention parts' shared buffer
   size_t shared_bytes = 0;
-  size_t position = 0;  // tokens run so far = the caches' length
-  Error error;          // why the last call that failed failed
+  float* rope_table = nullptr;  // [capacity][head_dim] with options.rope_table, else null
+  size_t position = 0;          // tokens run so far = the caches' length
+  Error error;                  // why the last call that failed failed
 };
 
 // Reads the header of a checkpoint of `size` bytes at `file` (4-byte aligned) and checks the whole file: header
@@ -182,8 +184,8 @@ size_t ArenaBytes(const Config& config, const Options& options, Error* error = n
 // Runs n >= 1 tokens at positions model.position .. position + n - 1 (a prompt: prefill in chunks of
 // options.max_chunk; one token: a decode step) and leaves the last token's logits in model.logits. Errors
 // (model.error says more; the model is as before the call: position and caches unchanged): kBadArgument (null
-// tokens, n = 0, a token outside [0, vocab)), kContextFull (position + n > capacity), kUnsupported (Q8 weights,
-// phase 1), kKernel.
+// tokens, n = 0, a token outside [0, vocab)), kContextFull (position + n > capacity), kNotFinite (Q8 activations
+// of a model whose numbers overflowed), kKernel.
 [[nodiscard]] Status Forward(Model* model, const int* tokens, size_t n) noexcept;
 
 // Forgets the positions from `position` on (position <= model.position), to start again or to rewind.

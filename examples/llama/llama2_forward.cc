@@ -1,6 +1,7 @@
 // The forward pass, llama2.c's forward() on edgeattn calls, for a chunk of tokens at once. Each step is one named
 // function, so a profile (callgrind, perf) splits a decode step into its phases: the projections
-// (edgeattn::LinearTransposed), RoPE, the cache append, attention (edgeattn::AttentionCached) and the feed-forward.
+// (edgeattn::LinearTransposed or LinearQ8), RoPE, the cache append, attention (edgeattn::AttentionCached) and the
+// feed-forward. The linear layers and attention run in parts on the application's threads when Split says so.
 #include <stdio.h>
 
 #include "llama2.h"
@@ -11,6 +12,32 @@ namespace {
 
 constexpr float kRmsEps = 1e-5f;  // llama2.c's
 
+// The edgeattn entry points the forward pass calls, one table per Options::kernels.
+struct KernelTable {
+  decltype(&edgeattn::RmsNorm) rms_norm;
+  decltype(&edgeattn::LinearTransposed) linear_transposed;
+  decltype(&edgeattn::LinearQ8) linear_q8;
+  decltype(&edgeattn::Rope) rope;
+  decltype(&edgeattn::RopeWithTable) rope_with_table;
+  decltype(&edgeattn::AttentionCached) attention_cached;
+  decltype(&edgeattn::GatedActivation) gated_activation;
+  decltype(&edgeattn::Add) add;
+};
+constexpr KernelTable kDispatched{
+    edgeattn::RmsNorm,       edgeattn::LinearTransposed, edgeattn::LinearQ8,        edgeattn::Rope,
+    edgeattn::RopeWithTable, edgeattn::AttentionCached,  edgeattn::GatedActivation, edgeattn::Add};
+constexpr KernelTable kScalar{edgeattn::scalar::RmsNorm,         edgeattn::scalar::LinearTransposed,
+                              edgeattn::scalar::LinearQ8,        edgeattn::scalar::Rope,
+                              edgeattn::scalar::RopeWithTable,   edgeattn::scalar::AttentionCached,
+                              edgeattn::scalar::GatedActivation, edgeattn::scalar::Add};
+const KernelTable& Calls(const Model* m) { return m->options.kernels == Kernels::kScalar ? kScalar : kDispatched; }
+
+// Splitting is for the dispatched kernels with a pool of two or more workers, and work worth a wake-up.
+bool Split(const Model* m, size_t work) {
+  return m->parallel.run != nullptr && m->options.workers >= 2 && m->options.kernels == Kernels::kDispatched &&
+         work >= m->options.min_split_work;
+}
+
 // kOk, or kKernel with the step named in model.error.
 Status Check(Model* m, edgeattn::Status s, const char* step, size_t layer) {
   if (s == edgeattn::Status::kOk) return Status::kOk;
@@ -19,10 +46,103 @@ Status Check(Model* m, edgeattn::Status s, const char* step, size_t layer) {
   return Status::kKernel;
 }
 
-// y [rows][out] = x [rows][in] W^T.
-Status Project(Model* m, const float* x, size_t rows, const Matrix& w, float* y, const char* step, size_t layer) {
-  if (w.f32 == nullptr) return Status::kUnsupported;  // Q8 weights: issue 30's edgeattn_linear_q8 (phase 2)
-  return Check(m, edgeattn::LinearTransposed(x, rows, w.in_features, w.f32, nullptr, w.out_features, y), step, layer);
+// ---- The linear layers: y [rows][out] = x [rows][in] W^T, float (linear_transposed) or int8 (linear_q8) weights.
+edgeattn::Q8Activations Q8Mode(const Model* m) {
+  return m->options.activations == Activations::kQ8 ? edgeattn::Q8Activations::kQ8 : edgeattn::Q8Activations::kF32;
+}
+
+// A linear layer's status: with Q8 activations, kInvalidArgument is the one argument the module does not check
+// itself, a non-finite input (every other one is valid by construction).
+Status CheckLinear(Model* m, edgeattn::Status s, const char* step, size_t layer) {
+  if (s == edgeattn::Status::kInvalidArgument && m->config.format == Format::kQ8 &&
+      Q8Mode(m) == edgeattn::Q8Activations::kQ8) {
+    snprintf(m->error.text, sizeof(m->error.text),
+             "layer %lu, %s: the input is not finite (the activations overflowed), which Q8 activations cannot "
+             "quantize",
+             static_cast<unsigned long>(layer), step);
+    return Status::kNotFinite;
+  }
+  return Check(m, s, step, layer);
+}
+
+struct Projection {
+  const Matrix* w;
+  float* y;
+  const char* step;
+};
+
+edgeattn::Status ProjectWhole(const Model* m, const float* x, size_t rows, const Projection& p) {
+  const Matrix& w = *p.w;
+  if (w.f32 != nullptr) {
+    return Calls(m).linear_transposed(x, rows, w.in_features, w.f32, nullptr, w.out_features, p.y);
+  }
+  return Calls(m).linear_q8(x, rows, w.q8, nullptr, Q8Mode(m), p.y, m->workspaces, m->workspace_bytes);
+}
+
+size_t PartCount(size_t rows, const Matrix& w) {
+  return w.f32 != nullptr ? edgeattn::LinearTransposedPartCount(rows, w.in_features, w.out_features)
+                          : edgeattn::LinearQ8PartCount(rows, w.q8);
+}
+
+// Layers that read the same input (Q, K, V; the gate and up), their parts numbered one after the other, so that one
+// wake-up of the pool runs all of them.
+constexpr size_t kMaxProjections = 3;
+struct LinearJob {
+  const Model* model;
+  const float* x;
+  size_t rows;
+  const Projection* projections;
+  size_t count;
+  size_t first_part[kMaxProjections + 1];  // projection j's parts are [first_part[j], first_part[j + 1])
+  edgeattn::Status status[kMaxWorkers];    // per worker, its first failure: no two workers share a slot
+  const char* failed[kMaxWorkers];
+};
+
+void RunLinearPart(void* job_pointer, size_t part, size_t worker) {
+  LinearJob* job = static_cast<LinearJob*>(job_pointer);
+  const Model* m = job->model;
+  size_t j = 0;
+  while (part >= job->first_part[j + 1]) ++j;
+  const Projection& p = job->projections[j];
+  const Matrix& w = *p.w;
+  const size_t index = part - job->first_part[j];
+  const edgeattn::Status s =
+      w.f32 != nullptr
+          ? edgeattn::LinearTransposedPart(job->x, job->rows, w.in_features, w.f32, nullptr, w.out_features, index, p.y)
+          : edgeattn::LinearQ8Part(job->x, job->rows, w.q8, nullptr, Q8Mode(m), index, p.y,
+                                   m->workspaces + worker * m->workspace_bytes, m->workspace_bytes);
+  if (s != edgeattn::Status::kOk && job->status[worker] == edgeattn::Status::kOk) {
+    job->status[worker] = s;
+    job->failed[worker] = p.step;
+  }
+}
+
+Status ProjectInParts(Model* m, const float* x, size_t rows, const Projection* projections, size_t count,
+                      const size_t* first_part, size_t layer) {
+  LinearJob job{m, x, rows, projections, count, {}, {}, {}};
+  for (size_t j = 0; j <= count; ++j) job.first_part[j] = first_part[j];
+  m->parallel.run(m->parallel.pool, RunLinearPart, &job, first_part[count]);
+  for (size_t w = 0; w < m->options.workers; ++w) {
+    if (job.status[w] != edgeattn::Status::kOk) return CheckLinear(m, job.status[w], job.failed[w], layer);
+  }
+  return Status::kOk;
+}
+
+// y = x W^T for each of `count` layers with the same input x [rows][in]: in parts on the pool when worth it.
+Status Project(Model* m, const float* x, size_t rows, const Projection* projections, size_t count, size_t layer) {
+  size_t work = 0, first_part[kMaxProjections + 1] = {0};
+  for (size_t j = 0; j < count; ++j) {
+    work += rows * projections[j].w->in_features * projections[j].w->out_features;
+    first_part[j + 1] = first_part[j] + PartCount(rows, *projections[j].w);
+  }
+  if (Split(m, work) && first_part[count] > 1) {
+    return ProjectInParts(m, x, rows, projections, count, first_part, layer);
+  }
+  for (size_t j = 0; j < count; ++j) {
+    const Status s = CheckLinear(m, ProjectWhole(m, x, rows, projections[j]), projections[j].step, layer);
+    if (s != Status::kOk) return s;
+  }
+  return Status::kOk;
 }
 
 // ---- Attention on the application's threads: one call cut into parts, each part on any worker.
@@ -49,9 +169,8 @@ Status Attend(Model* m, size_t layer, size_t n) {
   const edgeattn::AttentionDesc d = internal::AttentionShape(c, n, 0);
   const edgeattn::KvCache& cache = m->caches[layer];
   // Split only work worth a thread's wake-up (Options::min_split_work); the bits are the same either way.
-  const size_t work = 2 * n * c.n_heads * c.head_dim * cache.length();
-  if (m->parallel.run == nullptr || m->options.workers < 2 || work < m->options.min_split_work) {
-    return Check(m, edgeattn::AttentionCached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),
+  if (!Split(m, 2 * n * c.n_heads * c.head_dim * cache.length())) {
+    return Check(m, Calls(m).attention_cached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),
                  "attention", layer);
   }
   const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
@@ -73,25 +192,31 @@ Status Attend(Model* m, size_t layer, size_t n) {
                "attention finish", layer);
 }
 
+// RoPE on n rows of `heads` heads at first_position: from the table when the options ask for one.
+Status Rotate(Model* m, float* x, size_t heads, size_t n, size_t first_position, const char* step, size_t layer) {
+  edgeattn::RopeDesc rope;
+  rope.num_heads = heads;
+  rope.head_dim = m->config.head_dim;
+  rope.layout = edgeattn::RopeLayout::kInterleaved;  // pairs (2i, 2i+1), base 10000: llama2.c's
+  if (m->rope_table == nullptr) return Check(m, Calls(m).rope(rope, x, n, first_position), step, layer);
+  const edgeattn::RopeTableView table{m->rope_table, m->config.head_dim, 0, m->options.capacity};
+  return Check(m, Calls(m).rope_with_table(rope, table, x, n, first_position), step, layer);
+}
+
 // x += wo(attention(rope(wq h), cache + (rope(wk h), wv h))), h = rmsnorm(x): n rows at first_position.
 Status AttentionBlock(Model* m, size_t layer, size_t n, size_t first_position) {
   const Config& c = m->config;
   const LayerWeights& w = m->weights.layers[layer];
-  edgeattn::RopeDesc rope;
-  rope.head_dim = c.head_dim;
-  rope.layout = edgeattn::RopeLayout::kInterleaved;  // pairs (2i, 2i+1), base 10000: llama2.c's
-  Status s = Check(m, edgeattn::RmsNorm(m->x, n, c.dim, w.rms_att, kRmsEps, m->xb), "rms_norm", layer);
-  if (s == Status::kOk) s = Project(m, m->xb, n, w.wq, m->q, "wq", layer);
-  if (s == Status::kOk) s = Project(m, m->xb, n, w.wk, m->k, "wk", layer);
-  if (s == Status::kOk) s = Project(m, m->xb, n, w.wv, m->v, "wv", layer);
-  rope.num_heads = c.n_heads;
-  if (s == Status::kOk) s = Check(m, edgeattn::Rope(rope, m->q, n, first_position), "rope q", layer);
-  rope.num_heads = c.n_kv_heads;
-  if (s == Status::kOk) s = Check(m, edgeattn::Rope(rope, m->k, n, first_position), "rope k", layer);
+  const Projection qkv[] = {{&w.wq, m->q, "wq"}, {&w.wk, m->k, "wk"}, {&w.wv, m->v, "wv"}};
+  const Projection wo{&w.wo, m->xb, "wo"};
+  Status s = Check(m, Calls(m).rms_norm(m->x, n, c.dim, w.rms_att, kRmsEps, m->xb), "rms_norm", layer);
+  if (s == Status::kOk) s = Project(m, m->xb, n, qkv, 3, layer);
+  if (s == Status::kOk) s = Rotate(m, m->q, c.n_heads, n, first_position, "rope q", layer);
+  if (s == Status::kOk) s = Rotate(m, m->k, c.n_kv_heads, n, first_position, "rope k", layer);
   if (s == Status::kOk) s = Check(m, m->caches[layer].Append(m->k, m->v, n), "cache append", layer);
   if (s == Status::kOk) s = Attend(m, layer, n);
-  if (s == Status::kOk) s = Project(m, m->attended, n, w.wo, m->xb, "wo", layer);
-  if (s == Status::kOk) s = Check(m, edgeattn::Add(m->x, m->xb, m->x, n * c.dim), "residual", layer);
+  if (s == Status::kOk) s = Project(m, m->attended, n, &wo, 1, layer);
+  if (s == Status::kOk) s = Check(m, Calls(m).add(m->x, m->xb, m->x, n * c.dim), "residual", layer);
   return s;
 }
 
@@ -99,15 +224,16 @@ Status AttentionBlock(Model* m, size_t layer, size_t n, size_t first_position) {
 Status FeedForwardBlock(Model* m, size_t layer, size_t n) {
   const Config& c = m->config;
   const LayerWeights& w = m->weights.layers[layer];
-  Status s = Check(m, edgeattn::RmsNorm(m->x, n, c.dim, w.rms_ffn, kRmsEps, m->xb), "rms_norm", layer);
-  if (s == Status::kOk) s = Project(m, m->xb, n, w.w1, m->hb, "w1", layer);
-  if (s == Status::kOk) s = Project(m, m->xb, n, w.w3, m->hb2, "w3", layer);
+  const Projection gate_up[] = {{&w.w1, m->hb, "w1"}, {&w.w3, m->hb2, "w3"}};
+  const Projection down{&w.w2, m->xb, "w2"};
+  Status s = Check(m, Calls(m).rms_norm(m->x, n, c.dim, w.rms_ffn, kRmsEps, m->xb), "rms_norm", layer);
+  if (s == Status::kOk) s = Project(m, m->xb, n, gate_up, 2, layer);
   if (s == Status::kOk) {
-    s = Check(m, edgeattn::GatedActivation(m->hb, m->hb2, m->hb, n * c.hidden_dim, edgeattn::Activation::kSilu),
+    s = Check(m, Calls(m).gated_activation(m->hb, m->hb2, m->hb, n * c.hidden_dim, edgeattn::Activation::kSilu),
               "swiglu", layer);
   }
-  if (s == Status::kOk) s = Project(m, m->hb, n, w.w2, m->xb, "w2", layer);
-  if (s == Status::kOk) s = Check(m, edgeattn::Add(m->x, m->xb, m->x, n * c.dim), "residual", layer);
+  if (s == Status::kOk) s = Project(m, m->hb, n, &down, 1, layer);
+  if (s == Status::kOk) s = Check(m, Calls(m).add(m->x, m->xb, m->x, n * c.dim), "residual", layer);
   return s;
 }
 
@@ -124,9 +250,10 @@ Status Chunk(Model* m, const int* tokens, size_t n, size_t first_position, bool 
     if (s == Status::kOk) s = FeedForwardBlock(m, l, n);
   }
   if (s != Status::kOk || !logits) return s;
-  s = Check(m, edgeattn::RmsNorm(m->x + (n - 1) * c.dim, 1, c.dim, m->weights.rms_final, kRmsEps, m->xb),
+  s = Check(m, Calls(m).rms_norm(m->x + (n - 1) * c.dim, 1, c.dim, m->weights.rms_final, kRmsEps, m->xb),
             "final rms_norm", c.n_layers);
-  return s == Status::kOk ? Project(m, m->xb, 1, m->weights.classifier, m->logits, "classifier", c.n_layers) : s;
+  const Projection classifier{&m->weights.classifier, m->logits, "classifier"};
+  return s == Status::kOk ? Project(m, m->xb, 1, &classifier, 1, c.n_layers) : s;
 }
 
 Status Reject(Model* m, Status status, const char* what) {
@@ -148,10 +275,6 @@ Status Forward(Model* m, const int* tokens, size_t n) noexcept {
   }
   if (n > m->options.capacity - m->position) {
     return Reject(m, Status::kContextFull, "the KV caches are full (options.capacity positions)");
-  }
-  if (m->config.format == Format::kQ8) {
-    return Reject(m, Status::kUnsupported,
-                  "Q8 weights (version 2 files) need edgeattn's int8 linear layer (issue 30), not in this build");
   }
   const size_t start = m->position;
   for (size_t done = 0; done < n;) {

@@ -41,7 +41,7 @@ size_t Mul(size_t a, size_t b) { return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : 
 // The largest workspace an attention call of 1 .. max_chunk queries takes. The size grows with q_len, except that
 // calls of fewer than kAttentionTiledMinQueries queries may add room for key chunks: the short calls and the
 // longest one cover every case.
-size_t WorkspaceBytes(const Config& c, const Options& o) {
+size_t AttentionWorkspaceBytes(const Config& c, const Options& o) {
   size_t most = 0;
   for (size_t q_len = 1; q_len <= o.max_chunk; ++q_len) {
     const size_t bytes =
@@ -51,6 +51,17 @@ size_t WorkspaceBytes(const Config& c, const Options& o) {
     if (q_len == edgeattn::kAttentionTiledMinQueries && o.max_chunk > q_len) q_len = o.max_chunk - 1;
   }
   return most;
+}
+
+// A worker's workspace serves attention and, with Q8 activations, linear_q8 (one after the other, never both at
+// once). linear_q8's grows with the rows and the inputs: max_chunk rows of the widest input (dim or hidden_dim).
+size_t WorkspaceBytes(const Config& c, const Options& o) {
+  const size_t attention = AttentionWorkspaceBytes(c, o);
+  if (c.format != Format::kQ8 || o.activations != Activations::kQ8 || attention == 0) return attention;
+  const size_t widest = c.hidden_dim > c.dim ? c.hidden_dim : c.dim;
+  const size_t q8 =
+      edgeattn::internal::LinearQ8WorkspaceBytes(o.max_chunk, widest, c.group_size, edgeattn::Q8Activations::kQ8);
+  return q8 == 0 ? 0 : (q8 > attention ? q8 : attention);
 }
 
 // The shared buffer of the attention parts: only calls of fewer than kAttentionTiledMinQueries queries split the
@@ -100,6 +111,7 @@ size_t Layout(const Config& c, const Options& o, unsigned char* base, Model* m) 
   if (c.format == Format::kQ8) m->weights.token_embedding = arena.Take<float>(Mul(c.vocab_size, c.dim));
   m->workspaces = arena.Take<unsigned char>(Mul(o.workers, m->workspace_bytes));
   m->shared = arena.Take<unsigned char>(m->shared_bytes);
+  if (o.rope_table) m->rope_table = arena.Take<float>(Mul(o.capacity, c.head_dim));
   return arena.Total();
 }
 
@@ -119,6 +131,8 @@ bool Resolve(const Config& c, const Options& in, Options* out, Error* error) {
     wrong = "capacity exceeds the model's seq_len";
   } else if (in.workers > kMaxWorkers) {
     wrong = "more than kMaxWorkers workers";
+  } else if (in.kernels != Kernels::kDispatched && in.kernels != Kernels::kScalar) {
+    wrong = "unknown kernels";
   }
   if (wrong != nullptr) {
     if (error != nullptr) snprintf(error->text, sizeof(error->text), "options: %s", wrong);
@@ -142,7 +156,7 @@ Matrix F32Matrix(const unsigned char* base, const file::Tensor& t) {
   return m;
 }
 
-Matrix Q8Matrix(const unsigned char* base, const file::Tensor& t, size_t group_size) {
+Matrix QuantizedMatrix(const unsigned char* base, const file::Tensor& t, size_t group_size) {
   Matrix m;
   m.out_features = m.q8.out_features = static_cast<size_t>(t.rows);
   m.in_features = m.q8.in_features = static_cast<size_t>(t.cols);
@@ -158,7 +172,7 @@ void MapWeights(const Config& c, const unsigned char* base, Weights* w) {
   float* dequantized = const_cast<float*>(w->token_embedding);
   file::WalkTensors(c, [&](const file::Tensor& t) {
     const float* floats = internal::BytesAs<const float>(base + t.offset);
-    const Matrix matrix = t.quantized ? Q8Matrix(base, t, c.group_size) : F32Matrix(base, t);
+    const Matrix matrix = t.quantized ? QuantizedMatrix(base, t, c.group_size) : F32Matrix(base, t);
     LayerWeights& layer = w->layers[t.layer];
     switch (t.id) {
       case file::TensorId::kEmbedding:
@@ -248,6 +262,10 @@ Status Init(Model* model, const void* file, size_t size, const Options& options,
   if (Layout(config, resolved, base, &m) == 0) return Status::kArenaTooSmall;
   for (size_t l = 0; l < config.n_layers; ++l) new (&m.weights.layers[l]) LayerWeights();
   MapWeights(config, static_cast<const unsigned char*>(file), &m.weights);
+  if (m.rope_table != nullptr &&
+      edgeattn::RopeTableFill(config.head_dim, 0.0f, 0, resolved.capacity, m.rope_table) != edgeattn::Status::kOk) {
+    return Status::kKernel;  // the shape passed ReadConfig's checks: not reached
+  }
   *model = m;
   return Status::kOk;
 }
@@ -273,8 +291,8 @@ const char* StatusString(Status status) noexcept {
       return "arena too small";
     case Status::kContextFull:
       return "context full";
-    case Status::kUnsupported:
-      return "unsupported";
+    case Status::kNotFinite:
+      return "activations not finite";
     case Status::kKernel:
       return "edgeattn call failed";
   }

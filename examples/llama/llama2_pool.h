@@ -1,7 +1,13 @@
 // A pool of worker threads for llama2::Parallel (hosted platforms: std::thread). The calling thread is worker 0
-// and works too; workers 1 .. n-1 wait on a condition variable between calls and take part indices from a shared
-// counter, so parts numbered heaviest first (edgeattn's order) end close together. Not part of the module: a
-// firmware or an application with its own threads implements Parallel::run on those.
+// and works too; workers 1 .. n-1 take part indices from a shared counter, so parts numbered heaviest first
+// (edgeattn's order) end close together. Not part of the module: a firmware or an application with its own
+// threads implements Parallel::run on those.
+//
+// Between calls a worker first spins (polling the call counter, with the CPU's pause hint) for `spin_us`
+// microseconds, then sleeps on a condition variable. A decode step makes a call every few microseconds to a few
+// hundred (stories15M: 3 linear jobs and the classifier per layer), and waking a sleeping thread costs 10-50 us
+// on the VMs of docs/performance.md: a spinning worker starts within a fraction of a microsecond. The spin ends
+// once the program stops calling (sampling, printing, waiting for input), so idle workers sleep.
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_POOL_H_
 #define EDGEATTN_EXAMPLES_LLAMA_LLAMA2_POOL_H_
 
@@ -19,7 +25,10 @@ namespace llama2 {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(size_t workers);  // workers >= 1; starts workers - 1 threads
+  static constexpr unsigned kDefaultSpinMicroseconds = 200;
+
+  // workers >= 1; starts workers - 1 threads. spin_us 0: workers sleep as soon as a call has ended.
+  explicit ThreadPool(size_t workers, unsigned spin_us = kDefaultSpinMicroseconds);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -29,15 +38,17 @@ class ThreadPool {
 
  private:
   static void Run(void* pool, Parallel::PartFn fn, void* job, size_t parts);
-  void Work(size_t worker);  // the loop of threads 1 .. n-1
+  void Work(size_t worker);        // the loop of threads 1 .. n-1
+  bool WaitForCall(size_t* seen);  // false: the pool is stopping
   void TakeParts(size_t worker);
 
   std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  size_t generation_ = 0;  // one per Run
-  size_t busy_ = 0;        // threads still working on this generation
-  bool stop_ = false;
+  const unsigned spin_us_;
+  std::mutex mutex_;  // guards the sleeping side: generation_ changes under it, so no wake-up is lost
+  std::condition_variable wake_;
+  std::atomic<size_t> generation_{0};  // one per Run; its release publishes fn_, job_, parts_
+  std::atomic<size_t> busy_{0};        // threads still in this generation's parts
+  std::atomic<bool> stop_{false};
   Parallel::PartFn fn_ = nullptr;
   void* job_ = nullptr;
   size_t parts_ = 0;

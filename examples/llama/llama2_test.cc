@@ -119,6 +119,7 @@ struct Bound {
   double relative;
 };
 constexpr Bound kF32Bound{"f32 cache", 3e-5}, kF16Bound{"f16 cache", 2e-2}, kQ8Bound{"q8 cache", 0.25};
+constexpr Bound kQ8ActQ8Bound{"q8 weights and activations", 0.03};
 
 // Compares the logits at position p with the reference: every logit within the bound (when the full logits are
 // there; else the best token's), and the same best token wherever the reference's margin exceeds twice the bound.
@@ -145,13 +146,21 @@ struct ModelCase {
   const char* reference;
 };
 const ModelCase kF32Models[] = {{"s260k_f32.bin", "s260k_f32"}, {"small_f32.bin", "small_f32"}};
+// Q8 weights against the script's float64 evaluations of issue 30's formulas: ACT_Q8 (each linear layer's input
+// quantized per group, exact integer dots) and ACT_F32 (the dequantized weights q * scale taken exactly).
+const ModelCase kQ8ActQ8Models[] = {{"s260k_q8.bin", "s260k_q8.act_q8"}, {"small_q8.bin", "small_q8.act_q8"}};
+const ModelCase kQ8ActF32Models[] = {{"s260k_q8.bin", "s260k_q8.act_f32"}, {"small_q8.bin", "small_q8.act_f32"}};
+
+Options WithActivations(Activations a) {
+  Options o;
+  o.activations = a;
+  return o;
+}
 
 // Decoding the reference's tokens one by one: the logits at every position.
-void DecodeAll(const ModelCase& c, edgeattn::KvType kv, const Bound& bound) {
+void DecodeAll(const ModelCase& c, const Options& options, const Bound& bound) {
   Reference r;
   if (!LoadReference(c.reference, &r)) GTEST_SKIP() << "no reference for " << c.reference;
-  Options options;
-  options.kv_type = kv;
   Loaded l;
   Load(&l, ReadBytes(DataPath(c.file)), options);
   ASSERT_EQ(l.status, Status::kOk) << c.file << ": " << l.error.text;
@@ -161,42 +170,72 @@ void DecodeAll(const ModelCase& c, edgeattn::KvType kv, const Bound& bound) {
     ASSERT_EQ(Forward(&l.model, &r.tokens[p], 1), Status::kOk) << l.model.error.text;
     worst = std::max(worst, Compare(r, p, l.model.logits, bound));
   }
-  printf("%s, %s, decode: worst logit error %.3g of the largest |logit| (bound %.3g; %s reference)\n", c.file,
+  printf("%s, %s, decode: worst logit error %.3g of the largest |logit| (bound %.3g; %s reference)\n", c.reference,
          bound.what, worst, bound.relative, r.logits.empty() ? "summary" : "full");
 }
 
+Options WithCache(edgeattn::KvType kv) {
+  Options o;
+  o.kv_type = kv;
+  return o;
+}
+
 TEST(Llama2Model, F32WeightsMatchPyTorchDecoding) {
-  for (const ModelCase& c : kF32Models) DecodeAll(c, edgeattn::KvType::kF32, kF32Bound);
+  for (const ModelCase& c : kF32Models) DecodeAll(c, Options(), kF32Bound);
 }
 TEST(Llama2Model, F16CacheWithinItsBound) {
-  for (const ModelCase& c : kF32Models) DecodeAll(c, edgeattn::KvType::kF16, kF16Bound);
+  for (const ModelCase& c : kF32Models) DecodeAll(c, WithCache(edgeattn::KvType::kF16), kF16Bound);
 }
 TEST(Llama2Model, Q8CacheWithinItsBound) {
-  for (const ModelCase& c : kF32Models) DecodeAll(c, edgeattn::KvType::kQ8, kQ8Bound);
+  for (const ModelCase& c : kF32Models) DecodeAll(c, WithCache(edgeattn::KvType::kQ8), kQ8Bound);
+}
+TEST(Llama2Model, Q8WeightsMatchTheFormulaDecoding) {
+  for (const ModelCase& c : kQ8ActQ8Models) DecodeAll(c, Options(), kQ8ActQ8Bound);  // the default: runq.c's
+}
+TEST(Llama2Model, Q8WeightsFloatActivationsDecoding) {
+  for (const ModelCase& c : kQ8ActF32Models) DecodeAll(c, WithActivations(Activations::kF32), kF32Bound);
+}
+TEST(Llama2Model, ScalarKernelsMatchPyTorchDecoding) {
+  Options scalar;
+  scalar.kernels = Kernels::kScalar;
+  for (const ModelCase& c : kF32Models) DecodeAll(c, scalar, kF32Bound);
+  for (const ModelCase& c : kQ8ActQ8Models) DecodeAll(c, scalar, kQ8ActQ8Bound);
+}
+TEST(Llama2Model, RopeTableMatchesPyTorchDecoding) {
+  Options table;
+  table.rope_table = true;
+  for (const ModelCase& c : kF32Models) DecodeAll(c, table, kF32Bound);
+  table.kernels = Kernels::kScalar;
+  for (const ModelCase& c : kQ8ActQ8Models) DecodeAll(c, table, kQ8ActQ8Bound);
 }
 
 // A prefill of the first 32 tokens (in chunks of 8 rows, and in one call), then decoding the rest.
-TEST(Llama2Model, PrefillThenDecodeMatchPyTorch) {
-  for (const ModelCase& c : kF32Models) {
-    Reference r;
-    if (!LoadReference(c.reference, &r)) GTEST_SKIP() << "no reference for " << c.reference;
-    for (size_t chunk : {size_t{8}, size_t{32}}) {
-      Options options;
-      options.max_chunk = chunk;
-      Loaded l;
-      Load(&l, ReadBytes(DataPath(c.file)), options);
-      ASSERT_EQ(l.status, Status::kOk) << l.error.text;
-      ASSERT_EQ(Forward(&l.model, r.tokens.data(), 32), Status::kOk) << l.model.error.text;
-      EXPECT_EQ(l.model.position, 32u);
-      double worst = Compare(r, 31, l.model.logits, kF32Bound);
-      for (size_t p = 32; p < r.positions; ++p) {
-        ASSERT_EQ(Forward(&l.model, &r.tokens[p], 1), Status::kOk) << l.model.error.text;
-        worst = std::max(worst, Compare(r, p, l.model.logits, kF32Bound));
-      }
-      printf("%s, prefill of 32 in chunks of %lu, then decode: worst logit error %.3g\n", c.file,
-             static_cast<unsigned long>(chunk), worst);
+void PrefillThenDecode(const ModelCase& c, Options options, const Bound& bound) {
+  Reference r;
+  if (!LoadReference(c.reference, &r)) GTEST_SKIP() << "no reference for " << c.reference;
+  for (size_t chunk : {size_t{8}, size_t{32}}) {
+    options.max_chunk = chunk;
+    Loaded l;
+    Load(&l, ReadBytes(DataPath(c.file)), options);
+    ASSERT_EQ(l.status, Status::kOk) << l.error.text;
+    ASSERT_EQ(Forward(&l.model, r.tokens.data(), 32), Status::kOk) << l.model.error.text;
+    EXPECT_EQ(l.model.position, 32u);
+    double worst = Compare(r, 31, l.model.logits, bound);
+    for (size_t p = 32; p < r.positions; ++p) {
+      ASSERT_EQ(Forward(&l.model, &r.tokens[p], 1), Status::kOk) << l.model.error.text;
+      worst = std::max(worst, Compare(r, p, l.model.logits, bound));
     }
+    printf("%s, prefill of 32 in chunks of %lu, then decode: worst logit error %.3g\n", c.reference,
+           static_cast<unsigned long>(chunk), worst);
   }
+}
+
+TEST(Llama2Model, PrefillThenDecodeMatchPyTorch) {
+  for (const ModelCase& c : kF32Models) PrefillThenDecode(c, Options(), kF32Bound);
+}
+TEST(Llama2Model, Q8WeightsPrefillThenDecode) {
+  for (const ModelCase& c : kQ8ActQ8Models) PrefillThenDecode(c, Options(), kQ8ActQ8Bound);
+  for (const ModelCase& c : kQ8ActF32Models) PrefillThenDecode(c, WithActivations(Activations::kF32), kF32Bound);
 }
 
 // ---- Threads: the attention parts give the single call's bits, at every position: run on a pool of threads, and
@@ -208,10 +247,10 @@ void RunPartsBackwards(void* pool, Parallel::PartFn fn, void* job, size_t parts)
 }
 
 void ExpectSplitBitIdentical(std::vector<unsigned char> file, const std::vector<int>& tokens, size_t prefill,
-                             size_t workers, bool threads) {
-  Options one, many;
+                             size_t workers, bool threads, const Options& options = Options()) {
+  Options one = options, many = options;
   many.workers = workers;
-  many.min_split_work = 0;  // every attention call in parts, however small
+  many.min_split_work = 0;  // every linear layer and attention call in parts, however small
   Loaded a, b;
   Load(&a, file, one);
   Load(&b, file, many);
@@ -244,6 +283,18 @@ TEST(Llama2Threads, BitIdenticalToOneThread) {
   for (bool threads : {false, kThreads}) {
     for (size_t workers : {size_t{2}, size_t{3}, size_t{8}}) {
       ExpectSplitBitIdentical(ReadBytes(DataPath("s260k_f32.bin")), r.tokens, 20, workers, threads);
+    }
+  }
+}
+
+// Q8 weights, both activation modes. stories260K's matrices are one linear_q8 part each (parts hold at least 512
+// outputs): the split runs Q, K and V (and the gate and up) as parts of one job.
+TEST(Llama2Threads, Q8WeightsBitIdenticalToOneThread) {
+  Reference r;
+  if (!LoadReference("s260k_q8.act_q8", &r)) GTEST_SKIP() << "no reference";
+  for (bool threads : {false, kThreads}) {
+    for (Activations a : {Activations::kQ8, Activations::kF32}) {
+      ExpectSplitBitIdentical(ReadBytes(DataPath("s260k_q8.bin")), r.tokens, 20, 3, threads, WithActivations(a));
     }
   }
 }
@@ -323,6 +374,21 @@ TEST(Llama2Threads, BitIdenticalWithKeyChunks) {
   for (bool threads : {false, kThreads}) ExpectSplitBitIdentical(BuildFile(s, 1), tokens, 3, 3, threads);
 }
 
+// Layers wider than one part: hidden 1040 and a vocabulary of 1300 are 3 linear_q8 parts (and 5 and 6
+// linear_transposed parts), in both formats and both activation modes; a prefill of 24 rows, then decoding.
+TEST(Llama2Threads, WideLayersBitIdenticalToOneThread) {
+  std::vector<int> tokens(40);
+  std::mt19937 rng(9);
+  for (int& t : tokens) t = static_cast<int>(rng() % 1300);
+  for (bool threads : {false, kThreads}) {
+    ExpectSplitBitIdentical(BuildFile(Shape{32, 1040, 2, 4, 2, 1300, 64, false, 0}, 2), tokens, 24, 2, threads);
+    for (Activations a : {Activations::kQ8, Activations::kF32}) {
+      ExpectSplitBitIdentical(BuildFile(Shape{32, 1040, 2, 4, 2, 1300, 64, false, 16}, 2), tokens, 24, 2, threads,
+                              WithActivations(a));
+    }
+  }
+}
+
 // ---- The files the script wrote: their configs, and the weights used in place.
 TEST(Llama2File, ReadsTheScriptsFiles) {
   struct Expected {
@@ -374,14 +440,13 @@ TEST(Llama2File, WeightsUsedInPlace) {
   EXPECT_EQ(w.layers[1].w2.in_features, 128u);
 }
 
-// The Q8 file: matrices in place as (q, scale) views, the embedding dequantized as q * scale; Forward waits for
-// issue 30 (phase 2).
+// The Q8 file: matrices in place as edgeattn::Q8Matrix views, the embedding dequantized as q * scale.
 TEST(Llama2File, Q8MatricesInPlaceAndEmbeddingDequantized) {
   Loaded l;
   Load(&l, ReadBytes(DataPath("s260k_q8.bin")), Options());
   ASSERT_EQ(l.status, Status::kOk) << l.error.text;
   const Weights& w = l.model.weights;
-  const PendingQ8Matrix& w2 = w.layers[4].w2.q8;
+  const edgeattn::Q8Matrix& w2 = w.layers[4].w2.q8;
   EXPECT_EQ(w.layers[4].w2.f32, nullptr);
   EXPECT_TRUE(Inside(w2.q, l.file) && Inside(w2.scale, l.file));
   EXPECT_EQ(w2.out_features, 64u);
@@ -397,9 +462,6 @@ TEST(Llama2File, Q8MatricesInPlaceAndEmbeddingDequantized) {
   memcpy(&scale, l.file.data() + first + 512 * 64 + 4 * ((100 * 64 + 9) / 4), 4);
   EXPECT_EQ(w.token_embedding[100 * 64 + 9], static_cast<float>(q[100 * 64 + 9]) * scale);
   EXPECT_EQ(w.classifier.q8.q, reinterpret_cast<const int8_t*>(q));  // shared: the embedding's Q8 matrix
-  const int token = 1;
-  EXPECT_EQ(Forward(&l.model, &token, 1), Status::kUnsupported);
-  EXPECT_NE(strstr(l.model.error.text, "issue 30"), nullptr) << l.model.error.text;
 }
 
 // ---- Broken files: each a kBadFile (or kBadArgument) with its reason, nothing read outside the bytes given.
@@ -538,6 +600,9 @@ TEST(Llama2Model, OptionsAndArena) {
   bad.workers = kMaxWorkers + 1;
   EXPECT_EQ(ArenaBytes(c, bad), 0u);
   bad = Options();
+  bad.kernels = static_cast<Kernels>(2);
+  EXPECT_EQ(ArenaBytes(c, bad), 0u);
+  bad = Options();
   bad.kv_type = static_cast<edgeattn::KvType>(7);
   EXPECT_EQ(ArenaBytes(c, bad), 0u);
   Model m;
@@ -551,6 +616,32 @@ TEST(Llama2Model, OptionsAndArena) {
   Options short_context;
   short_context.capacity = 16;
   EXPECT_LT(ArenaBytes(c, short_context), need);
+  Options table;  // the RoPE table: seq_len positions of head_dim floats
+  table.rope_table = true;
+  EXPECT_GE(ArenaBytes(c, table), need + c.seq_len * c.head_dim * sizeof(float));
+}
+
+// Scales that overflow layer 0's gate: w2's input is inf and NaN. Q8 activations cannot quantize it (kNotFinite,
+// the model as before the call); float activations carry NaN to the logits, as run.c would.
+TEST(Llama2Model, OverflowingActivations) {
+  for (Activations a : {Activations::kQ8, Activations::kF32}) {
+    Loaded l;
+    Load(&l, ReadBytes(DataPath("small_q8.bin")), WithActivations(a));
+    ASSERT_EQ(l.status, Status::kOk) << l.error.text;
+    const edgeattn::Q8Matrix& w1 = l.model.weights.layers[0].w1.q8;
+    float* scale = const_cast<float*>(w1.scale);  // inside l.file, our copy
+    for (size_t i = 0; i < w1.out_features * w1.in_features / w1.group_size; ++i) scale[i] = 3e38f;
+    const int tokens[2] = {1, 7};
+    if (a == Activations::kQ8) {
+      EXPECT_EQ(Forward(&l.model, tokens, 2), Status::kNotFinite);
+      EXPECT_NE(strstr(l.model.error.text, "layer 0, w2: the input is not finite"), nullptr) << l.model.error.text;
+      EXPECT_EQ(l.model.position, 0u);
+      EXPECT_EQ(l.model.caches[0].length(), 0u);
+    } else {
+      EXPECT_EQ(Forward(&l.model, tokens, 2), Status::kOk);
+      EXPECT_TRUE(std::isnan(l.model.logits[0])) << l.model.logits[0];
+    }
+  }
 }
 
 TEST(Llama2Model, ForwardErrorsChangeNothing) {

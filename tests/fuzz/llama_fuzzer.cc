@@ -83,8 +83,9 @@ void FuzzCheckpoint(const uint8_t* data, size_t size) {
   const int tokens[3] = {0, static_cast<int>(c.vocab_size - 1), static_cast<int>(c.vocab_size / 2)};
   const size_t n = options.capacity < 3 ? options.capacity : 3;
   const Status forward = llama2::Forward(&m, tokens, n);
-  FUZZ_CHECK(forward == (c.format == llama2::Format::kF32 ? Status::kOk : Status::kUnsupported), "Forward: %s",
-             m.error.text);
+  // Float activations carry inf and NaN through (IEEE); Q8 activations cannot quantize them: kNotFinite.
+  FUZZ_CHECK(forward == Status::kOk || (c.format == llama2::Format::kQ8 && forward == Status::kNotFinite),
+             "Forward: %s", m.error.text);
 }
 
 void FuzzTokenizer(FuzzedDataProvider& input) {
