@@ -476,8 +476,14 @@ def numbers(text):
     return [float(v) for v in re.findall(r"[-+]?\d+\.\d*(?:e[-+]?\d+)?|[-+]?\d+e[-+]?\d+", text)]
 
 
+# PyTorch's float64 results move by up to about 6e-12 relative with the BLAS behind Debian's libblas.so.3: the
+# reference BLAS, or OpenBLAS once libopenblas-dev is installed (scripts/bench.sh installs it for the peers). The
+# tests compare float32 results with these values at 1e-5, so 1e-10 still catches any change of the model.
+NUMBER_TOLERANCE = 1e-10
+
+
 def compare(name, got, want):
-    """0 if the regenerated text matches the committed one (bytes, or numbers within 1e-12 relative)."""
+    """0 if the regenerated text matches the committed one (bytes, or numbers within NUMBER_TOLERANCE relative)."""
     if got == want:
         print("%s: byte for byte the committed file" % name)
         return 0
@@ -488,10 +494,10 @@ def compare(name, got, want):
         return 1
     a, b = numbers("\n".join(strip(got))), numbers("\n".join(strip(want)))
     worst = max((abs(x - y) / max(abs(y), 1e-300) for x, y in zip(a, b)), default=0.0)
-    verdict = "ok" if worst <= 1e-12 else "FAIL"
+    verdict = "ok" if worst <= NUMBER_TOLERANCE else "FAIL"
     print("%s: %s: not byte-identical (PyTorch version line or float64 rounding); %d numbers, worst relative "
-          "difference %.3g (limit 1e-12)" % (name, verdict, len(a), worst))
-    return 0 if worst <= 1e-12 else 1
+          "difference %.3g (limit %g)" % (name, verdict, len(a), worst, NUMBER_TOLERANCE))
+    return 0 if worst <= NUMBER_TOLERANCE else 1
 
 
 def main():
