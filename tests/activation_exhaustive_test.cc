@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/activation_reference.h"
+#include "tests/long_test_paths.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
@@ -93,7 +94,7 @@ TEST(ActivationExhaustive, AllFloatsAllPaths) {
   constexpr uint64_t kStride = EDGEATTN_EXP_SWEEP_STRIDE;
   constexpr uint64_t kInputs = ((uint64_t{1} << 32) + kStride - 1) / kStride;
   constexpr size_t kChunk = EDGEATTN_TEST_SMALL_MEMORY ? size_t{1} << 12 : size_t{1} << 20;  // 36 bytes per input
-  const std::vector<Path> paths = SupportedPaths();
+  const std::vector<Path> paths = LongTestPaths();
   std::vector<PathResult> results(paths.size() * kNumSwept);
   std::vector<double> path_seconds(paths.size(), 0.0);
   std::vector<float> in(kChunk), out(kChunk);
