@@ -7,12 +7,16 @@
 # preset runs is its test preset's label filter in CMakePresets.json; tests/CMakeLists.txt says what each kind is
 # and docs/platforms.md lists the choice per preset. A new platform: its configure, build and test presets in
 # CMakePresets.json (the test preset excludes the kinds another preset already covers), then its name below.
-# At the end: the time of every step, wall clock and CPU (user + system of every process the step ran, so the
-# figure holds on a busy machine too), and JUnit XML of each test preset in build/ctest-junit/.
+#
+# Two lanes run at once: one configures and builds the configure presets in turn, the other runs each test preset
+# as soon as its build is done. While one lane configures, links, discovers tests or waits for its last test, the
+# other keeps the cores busy. Each step's output goes to build/ci-logs/ and is printed whole when the step ends.
+# At the end: every step's wall-clock and CPU seconds (user + system of all the processes the step ran, so the
+# figure holds on a busy machine too), the totals, and JUnit XML of each test preset in build/ctest-junit/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev binutils python3 make pkg-config meson
-  libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14)
+  libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
   libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
 all_presets="host-release host-static host-static-v3 host-static-v4 host-clang host-asan host-fuzz
@@ -20,9 +24,8 @@ all_presets="host-release host-static host-static-v3 host-static-v4 host-clang h
 presets=${EDGEATTN_TEST_PRESETS:-$all_presets}
 packages=("${host_packages[@]}")
 case " $presets " in *aarch64*|*armv7*|*cortex*) packages+=("${cross_packages[@]}") ;; esac
-start=$SECONDS
 scripts/install-deps.sh "${packages[@]}"
-install_seconds=$((SECONDS - start))
+install_seconds=$SECONDS
 
 # A static-dispatch build for an ISA level runs only on a CPU that has it (AVX2 target: AVX2, AES, CLMUL).
 cpu_lacks() {
@@ -32,43 +35,96 @@ cpu_lacks() {
     *) false ;;
   esac
 }
-
-# CPU seconds (user + system) of this script's finished child processes and all they waited for.
-clock_ticks=$(getconf CLK_TCK)
-cpu_seconds() { awk -v hz="$clock_ticks" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat"; }
-timings=""
-step_start() { step_wall=$SECONDS; step_cpu=$(cpu_seconds); }
-step_end() {
-  local line
-  line=$(printf "  %-34s %6d s wall %7d s CPU" "$1" $((SECONDS - step_wall)) $(($(cpu_seconds) - step_cpu)))
-  echo "=== $line"
-  timings+="$line"$'\n'
+configure_of() {
+  python3 -c "import json; d = json.load(open('CMakePresets.json'))
+print(next(t['configurePreset'] for t in d['testPresets'] if t['name'] == '$1'))"
 }
-
-if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi
-mkdir -p build/ctest-junit
-configured=" "
+tests=()
+configures=()
 for preset in $presets; do
   if cpu_lacks "$preset"; then
     echo "=== skip $preset: this CPU lacks its ISA level"
     continue
   fi
-  configure=$(python3 -c "import json,sys; d=json.load(open('CMakePresets.json'));
-print(next(t['configurePreset'] for t in d['testPresets'] if t['name']=='$preset'))")
-  if [[ "$configured" != *" $configure "* ]]; then
-    echo "=== configure and build $configure"
-    step_start
-    cmake --preset "$configure"
-    cmake --build --preset "$configure"
-    configured+="$configure "
-    step_end "build $configure"
-  fi
-  echo "=== test $preset"
-  step_start
-  ctest --preset "$preset" --output-junit "$PWD/build/ctest-junit/$preset.xml"
-  step_end "test $preset"
+  tests+=("$preset")
+  configure=$(configure_of "$preset")
+  [[ " ${configures[*]} " == *" $configure "* ]] || configures+=("$configure")
 done
-echo "=== all test presets passed: $(echo $presets)"
-printf "=== time per step (install %d s; %d s in all, %d CPU-s)\n%s" "$install_seconds" "$SECONDS" "$(cpu_seconds)" \
-  "$timings"
-if command -v ccache >/dev/null; then ccache --show-stats | grep -iE "hits|misses" | sed 's/^/  ccache: /'; fi
+
+logs=build/ci-logs
+rm -rf "$logs"
+mkdir -p "$logs" build/ctest-junit
+# Two lanes on two cores: each build and each nested build of a test (flag matrix, consumers) uses two jobs.
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi
+
+# step NAME COMMAND...: runs COMMAND with its output in the step's log; prints the log, then one line with the
+# step's wall-clock and CPU seconds (also kept for the table). Fails if COMMAND fails.
+step() {
+  local name=$1 log="$logs/${1// /_}" start=$SECONDS status=0
+  shift
+  echo "=== start $name"
+  (
+    set +e
+    "$@"
+    code=$?
+    times >"$log.times"
+    exit $code
+  ) >"$log.log" 2>&1 || status=$?
+  # times: this subshell's children, user and system, as "XmY.YYYs XmY.YYYs" on its second line.
+  local cpu
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; ++i) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.0f", s }' \
+    "$log.times" 2>/dev/null || echo 0)
+  local line
+  line=$(printf "  %-34s %6d s wall %7d s CPU%s" "$name" $((SECONDS - start)) "${cpu:-0}" \
+    "$([ $status -eq 0 ] || echo "  FAILED ($status)")")
+  echo "$line" >>"$logs/table"
+  flock "$logs/print.lock" bash -c 'cat "$1"; echo "=== $2"' _ "$log.log" "$line"
+  return $status
+}
+failed() { [ -e "$logs/failed" ]; }
+
+build_lane() {
+  for configure in "${configures[@]}"; do
+    failed && return 1
+    if ! step "build $configure" bash -c 'cmake --preset "$1" && cmake --build --preset "$1"' _ "$configure"; then
+      touch "$logs/failed"
+      return 1
+    fi
+    touch "$logs/built-$configure"
+  done
+}
+test_lane() {
+  for preset in "${tests[@]}"; do
+    local configure
+    configure=$(configure_of "$preset")
+    until [ -e "$logs/built-$configure" ]; do
+      failed && return 1
+      sleep 1
+    done
+    failed && return 1
+    if ! step "test $preset" ctest --preset "$preset" --output-junit "$PWD/build/ctest-junit/$preset.xml"; then
+      touch "$logs/failed"
+      return 1
+    fi
+  done
+}
+
+build_lane &
+build_pid=$!
+status=0
+test_lane || status=1
+wait $build_pid || status=1
+
+printf "=== time per step (install %d s; %d s wall in all, %d CPU-s)\n" "$install_seconds" "$SECONDS" \
+  "$(awk '{ for (i = 3; i <= NF; ++i) if ($i == "CPU") s += $(i - 2) } END { printf "%d", s }' "$logs/table")"
+cat "$logs/table"
+if command -v ccache >/dev/null; then
+  ccache --print-stats | awk '/^(direct|preprocessed)_cache_hit/ { h += $2 } /^cache_miss/ { m += $2 }
+    END { printf "  ccache: %d compilations from the cache, %d compiled\n", h, m }'
+fi
+if [ $status -ne 0 ]; then
+  echo "=== FAILED: see the step marked FAILED above (its log: $logs/)"
+  exit 1
+fi
+echo "=== all test presets passed: ${tests[*]}"
