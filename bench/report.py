@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the benchmark suite and prints its summary table; writes the raw results (JSON) and a chart (PNG).
 
-  report.py --binary build/host-release/bench/edgeattn_bench [--mode short|full] [--out DIR] [--filter REGEX]
+  report.py --binary build/bench/bench/edgeattn_bench [--mode default|short|full] [--out DIR] [--filter REGEX]
   report.py --from-json DIR/results.json [--out DIR]      (table and chart from an earlier run)
   report.py --compare A/results.json B/results.json         (did any verdict change between two runs?)
 
@@ -25,9 +25,25 @@ import time
 
 MODES = {
     # processes, repetitions per process, minimum time per repetition (s), warm-up (s)
+    "default": (2, 2, 0.02, 0.01),  # DEFAULT_CASES only, unless --filter says otherwise
     "short": (3, 2, 0.02, 0.01),
     "full": (3, 5, 0.3, 0.1),
 }
+# The default mode's cases (scripts/bench.sh without --full): one size per kernel and per attention path or storage
+# format, each with its scalar path, the peers and the pairs, plus the calibration (always run) and one case of each
+# work split kind. A new kernel family adds one entry here. Attention paths are named by the shape ([a-z_]+: the
+# path the dispatched target takes for it).
+DEFAULT_CASES = [
+    "dot/n=4096/", "exp/n=4096/", "softmax/n=1024/",
+    "attention/[a-z_]+/L=4,d=8/", "attention/[a-z_]+/L=256,d=64/", "attention_causal/[a-z_]+/L=256,d=64/",
+    "attention/decode/n=4096,d=128,hot/", "attention/decode/n=4096,d=128,cold/", "fixed_attention/[a-z_]+/L=4,d=8/",
+    "linear/rows=16,in=256,out=256/", "linear_transposed/rows=16,in=256,out=256/",
+    "positional_encoding/seq=64,d=256/", "rms_norm/rows=64,cols=384/", "layer_norm/rows=64,cols=384/",
+    "rope/seq=64,heads=8,d=64,p0=0/", "activation/[a-z_]+/n=4096/", "gated_activation/silu/n=4096/", "add/n=4096/",
+    "kv_cache/decode/(f32|f16|q8)/n=4096,d=128,hot/", "kv_cache/prefill16/f16/n=1024,d=128,hot/",
+    "kv_cache/append16/f16/d=128/",
+    "split/limit/", "split/prefill/L=1024,d=64/", "split/decode/f16/n=16384,d=128,hot/", "split/wakeup/",
+]
 # Where the benchmark program's context has no cache sizes (an old results file, a platform where Google Benchmark
 # does not read them): hot working sets up to this size are judged against L2, larger ones against L3.
 FALLBACK_L2_BYTES = 1 << 20
@@ -655,7 +671,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", type=pathlib.Path)
     p.add_argument("--from-json", type=pathlib.Path)
-    p.add_argument("--mode", choices=sorted(MODES), default="short")
+    p.add_argument("--mode", choices=sorted(MODES), default="default")
     p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("build/bench-report"))
     p.add_argument("--filter", default="", help="benchmark name regex (the calibrate/ cases are always kept)")
     p.add_argument("--compare", nargs=2, type=pathlib.Path, metavar="RESULTS_JSON",
@@ -667,7 +683,8 @@ def main():
     if args.from_json:
         raw = args.from_json
     elif args.binary:
-        regex = f"calibrate/|{args.filter}" if args.filter else ""
+        cases = args.filter or ("|".join(DEFAULT_CASES) if args.mode == "default" else "")
+        regex = f"calibrate/|{cases}" if cases else ""
         raw = run_suite(args.binary, args.mode, args.out, regex)
     else:
         p.error("--binary or --from-json is required")

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: installs what a fresh Debian/Ubuntu machine lacks, then for each CMake
-# preset configures, builds and runs ctest (each test preset of an emulated platform under its QEMU CPU).
-# EDGEATTN_TEST_PRESETS="host-release armv7-neon" runs a subset (test preset names; see CMakePresets.json).
+# test preset configures and builds its configure preset (once per configure preset) and runs ctest (each test
+# preset of an emulated platform under its QEMU CPU).
+#   EDGEATTN_TEST_PRESETS="host-release armv7-neon" scripts/test.sh   runs a subset (test preset names)
+# Which kinds of test (ctest labels: unit, long, proof, examples, compile_fail, packaging, flags, source, bench) each
+# preset runs is its test preset's label filter in CMakePresets.json; tests/CMakeLists.txt says what each kind is
+# and docs/platforms.md lists the choice per preset. A new platform: its configure, build and test presets in
+# CMakePresets.json (the test preset excludes the kinds another preset already covers), then its name below.
+#
+# Two lanes run at once: one configures and builds the configure presets in turn, the other runs each test preset
+# as soon as its build is done. While one lane configures, links, discovers tests or waits for its last test, the
+# other keeps the cores busy. Each step's output goes to build/ci-logs/ and is printed whole when the step ends.
+# At the end: every step's wall-clock and CPU seconds (user + system of all the processes the step ran, so the
+# figure holds on a busy machine too), the totals, and JUnit XML of each test preset in build/ctest-junit/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev binutils python3 make pkg-config meson
-  libhwy-dev libgtest-dev googletest libbenchmark-dev)
+  libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
-  libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64 libbenchmark-dev:arm64)
+  libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
 all_presets="host-release host-static host-static-v3 host-static-v4 host-clang host-asan host-fuzz
   aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang"
 presets=${EDGEATTN_TEST_PRESETS:-$all_presets}
 packages=("${host_packages[@]}")
 case " $presets " in *aarch64*|*armv7*|*cortex*) packages+=("${cross_packages[@]}") ;; esac
 scripts/install-deps.sh "${packages[@]}"
+install_seconds=$SECONDS
 
 # A static-dispatch build for an ISA level runs only on a CPU that has it (AVX2 target: AVX2, AES, CLMUL).
 cpu_lacks() {
@@ -23,28 +35,96 @@ cpu_lacks() {
     *) false ;;
   esac
 }
-
-configured=" "
-timings=""  # seconds per step, printed at the end: where CI's time goes
+configure_of() {
+  python3 -c "import json; d = json.load(open('CMakePresets.json'))
+print(next(t['configurePreset'] for t in d['testPresets'] if t['name'] == '$1'))"
+}
+tests=()
+configures=()
 for preset in $presets; do
   if cpu_lacks "$preset"; then
     echo "=== skip $preset: this CPU lacks its ISA level"
     continue
   fi
-  configure=$(python3 -c "import json,sys; d=json.load(open('CMakePresets.json'));
-print(next(t['configurePreset'] for t in d['testPresets'] if t['name']=='$preset'))")
-  if [[ "$configured" != *" $configure "* ]]; then
-    echo "=== configure and build $configure"
-    start=$SECONDS
-    cmake --preset "$configure"
-    cmake --build --preset "$configure"
-    configured+="$configure "
-    timings+="  build $configure: $((SECONDS - start)) s"$'\n'
-  fi
-  echo "=== test $preset"
-  start=$SECONDS
-  ctest --preset "$preset"
-  timings+="  test $preset: $((SECONDS - start)) s"$'\n'
+  tests+=("$preset")
+  configure=$(configure_of "$preset")
+  [[ " ${configures[*]} " == *" $configure "* ]] || configures+=("$configure")
 done
-echo "=== all test presets passed: $(echo $presets)"
-printf "=== time per step (%d s in all)\n%s" "$SECONDS" "$timings"
+
+logs=build/ci-logs
+rm -rf "$logs"
+mkdir -p "$logs" build/ctest-junit
+# Two lanes on two cores: each build and each nested build of a test (flag matrix, consumers) uses two jobs.
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi
+
+# step NAME COMMAND...: runs COMMAND with its output in the step's log; prints the log, then one line with the
+# step's wall-clock and CPU seconds (also kept for the table). Fails if COMMAND fails.
+step() {
+  local name=$1 log="$logs/${1// /_}" start=$SECONDS status=0
+  shift
+  echo "=== start $name"
+  (
+    set +e
+    "$@"
+    code=$?
+    times >"$log.times"
+    exit $code
+  ) >"$log.log" 2>&1 || status=$?
+  # times: this subshell's children, user and system, as "XmY.YYYs XmY.YYYs" on its second line.
+  local cpu
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; ++i) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } printf "%.0f", s }' \
+    "$log.times" 2>/dev/null || echo 0)
+  local line
+  line=$(printf "  %-34s %6d s wall %7d s CPU%s" "$name" $((SECONDS - start)) "${cpu:-0}" \
+    "$([ $status -eq 0 ] || echo "  FAILED ($status)")")
+  echo "$line" >>"$logs/table"
+  flock "$logs/print.lock" bash -c 'cat "$1"; echo "=== $2"' _ "$log.log" "$line"
+  return $status
+}
+failed() { [ -e "$logs/failed" ]; }
+
+build_lane() {
+  for configure in "${configures[@]}"; do
+    failed && return 1
+    if ! step "build $configure" bash -c 'cmake --preset "$1" && cmake --build --preset "$1"' _ "$configure"; then
+      touch "$logs/failed"
+      return 1
+    fi
+    touch "$logs/built-$configure"
+  done
+}
+test_lane() {
+  for preset in "${tests[@]}"; do
+    local configure
+    configure=$(configure_of "$preset")
+    until [ -e "$logs/built-$configure" ]; do
+      failed && return 1
+      sleep 1
+    done
+    failed && return 1
+    if ! step "test $preset" ctest --preset "$preset" --output-junit "$PWD/build/ctest-junit/$preset.xml"; then
+      touch "$logs/failed"
+      return 1
+    fi
+  done
+}
+
+build_lane &
+build_pid=$!
+status=0
+test_lane || status=1
+wait $build_pid || status=1
+
+printf "=== time per step (install %d s; %d s wall in all, %d CPU-s)\n" "$install_seconds" "$SECONDS" \
+  "$(awk '{ for (i = 3; i <= NF; ++i) if ($i == "CPU") s += $(i - 2) } END { printf "%d", s }' "$logs/table")"
+cat "$logs/table"
+if command -v ccache >/dev/null; then
+  ccache --print-stats | awk '/^(direct|preprocessed)_cache_hit/ { h += $2 } /^cache_miss/ { m += $2 }
+    END { printf "  ccache: %d compilations from the cache, %d compiled\n", h, m }'
+fi
+if [ $status -ne 0 ]; then
+  echo "=== FAILED: see the step marked FAILED above (its log: $logs/)"
+  exit 1
+fi
+echo "=== all test presets passed: ${tests[*]}"

@@ -14,6 +14,7 @@
 
 #include "edgeattn/exp.h"
 #include "tests/fp_env.h"
+#include "tests/long_test_paths.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
@@ -44,7 +45,7 @@ enum class Expect : uint8_t { kNaN, kInfinity, kFlushable, kUlp };
 void SweepExp(uint64_t stride, const FpEnv* env) {
   const uint64_t inputs = ((uint64_t{1} << 32) + stride - 1) / stride;
   constexpr size_t kChunk = EDGEATTN_TEST_SMALL_MEMORY ? size_t{1} << 14 : size_t{1} << 22;  // 25 bytes per input
-  const std::vector<Path> paths = SupportedPaths();
+  const std::vector<Path> paths = LongTestPaths();
   std::vector<PathResult> results(paths.size());
   std::vector<float> in(kChunk), out(kChunk);
   std::vector<double> exact(kChunk), inv_ulp(kChunk);

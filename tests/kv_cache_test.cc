@@ -990,7 +990,11 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
   ASSERT_EQ(edgeattn_kv_cache_append(&cache, k.data(), v.data(), 4), EDGEATTN_OK);
   EXPECT_EQ(cache.length, 4u);
   ASSERT_EQ(edgeattn_kv_cache_read(&cache, 3, kr.data(), vr.data()), EDGEATTN_OK);
-  EXPECT_EQ(kr[0], edgeattn::internal::HalfBitsToFloat(edgeattn::internal::FloatToHalfBits(k[24])));
+  // Position 3 as stored: each value rounded to binary16 by the independent reference (tests/half_reference.h).
+  for (size_t j = 0; j < 8; ++j) {
+    EXPECT_EQ(static_cast<double>(kr[j]), RefRoundToHalf(k[24 + j])) << "k column " << j;
+    EXPECT_EQ(static_cast<double>(vr[j]), RefRoundToHalf(v[24 + j])) << "v column " << j;
+  }
   edgeattn_attention_desc ad = {1, 0, 8, 8, 1, 0, 0.0f, EDGEATTN_MASK_CAUSAL, nullptr};
   std::vector<unsigned char> ws(edgeattn_attention_cached_workspace_size(&ad, &cache));
   ASSERT_FALSE(ws.empty());

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <random>
 #include <memory>
 #include <string>
 #if EDGEATTN_TEST_THREADS
@@ -86,20 +88,36 @@ class Workload {
     desc_.additive_mask = mask_.data();
   }
 
-  // Runs every kernel on one path; all outputs are local, so concurrent calls share only the inputs.
-  Outputs Run(const Api& api, bool scalar) const {
+  // Runs every kernel on one path; all buffers are local, so concurrent calls share only the inputs. Placement 0
+  // runs on 64-byte aligned copies with a zeroed workspace and zeroed outputs; any other placement p puts every
+  // input and output p % 16 floats past a 64-byte boundary, the workspace (p * 7) % 64 bytes past one, and fills
+  // the workspace and the outputs with random bytes from p: neither their alignment nor what they hold on entry
+  // may change a bit of the results.
+  Outputs Run(const Api& api, bool scalar, uint64_t placement = 0) const {
     Outputs o;
-    std::vector<float> exp(x_.size()), softmax(x_.size()), linear(7 * 48), pe(x_), out(13 * 4 * 24),
-        weights(4 * 13 * 29);
+    const size_t off = placement % 16;
+    std::mt19937_64 bytes(placement);
+    GuardedBuffer x = Placed(x_, off), w = Placed(w_, off), b = Placed(b_, off), q = Placed(q_, off),
+                  k = Placed(k_, off), v = Placed(v_, off), mask = Placed(mask_, off), pe = Placed(x_, off);
+    GuardedBuffer exp = Garbage(x_.size(), off, placement, bytes), softmax = Garbage(x_.size(), off, placement, bytes),
+                  linear = Garbage(7 * 48, off, placement, bytes), out = Garbage(13 * 4 * 24, off, placement, bytes),
+                  weights = Garbage(4 * 13 * 29, off, placement, bytes);
+    AttentionDesc desc = desc_;
+    desc.additive_mask = mask.data();
     float dot = 0;
-    std::vector<unsigned char> ws(api.attention_workspace_size(desc_));
-    EXPECT_EQ(api.exp(x_.data(), exp.data(), x_.size()), Status::kOk);
-    EXPECT_EQ(api.softmax(x_.data(), softmax.data(), 7, x_.size() / 7), Status::kOk);
-    EXPECT_EQ(api.dot(x_.data(), x_.data() + 333, 333, &dot), Status::kOk);
-    EXPECT_EQ(api.linear(x_.data(), 7, 64, w_.data(), b_.data(), 48, linear.data()), Status::kOk);
+    const size_t ws_size = api.attention_workspace_size(desc), ws_offset = (placement * 7) % 64;
+    std::vector<unsigned char> ws_storage(ws_size + 64 + ws_offset);
+    unsigned char* ws = ws_storage.data() + (64 - reinterpret_cast<uintptr_t>(ws_storage.data()) % 64) + ws_offset;
+    if (placement != 0) {
+      for (size_t i = 0; i < ws_size; ++i) ws[i] = static_cast<unsigned char>(bytes());
+    }
+    EXPECT_EQ(api.exp(x.data(), exp.data(), x_.size()), Status::kOk);
+    EXPECT_EQ(api.softmax(x.data(), softmax.data(), 7, x_.size() / 7), Status::kOk);
+    EXPECT_EQ(api.dot(x.data(), x.data() + 333, 333, &dot), Status::kOk);
+    EXPECT_EQ(api.linear(x.data(), 7, 64, w.data(), b.data(), 48, linear.data()), Status::kOk);
     EXPECT_EQ(api.add_positional_encoding(pe.data(), 7, x_.size() / 7, 4321), Status::kOk);
-    EXPECT_EQ(api.attention(desc_, q_.data(), k_.data(), v_.data(), out.data(), ws.data(), ws.size()), Status::kOk);
-    EXPECT_EQ(api.attention_weights(desc_, q_.data(), k_.data(), weights.data()), Status::kOk);
+    EXPECT_EQ(api.attention(desc, q.data(), k.data(), v.data(), out.data(), ws, ws_size), Status::kOk);
+    EXPECT_EQ(api.attention_weights(desc, q.data(), k.data(), weights.data()), Status::kOk);
     // A fixed-shape object per call (its workspace is per object), inputs copied into its typed arrays.
     std::unique_ptr<Fixed> fixed(new Fixed());
     Fixed::Query fq;
@@ -110,19 +128,38 @@ class Workload {
     std::memcpy(fk, k_.data(), sizeof(fk));
     std::memcpy(fv, v_.data(), sizeof(fv));
     EXPECT_EQ(scalar ? fixed->RunScalar(fq, fk, fv, fixed_out) : fixed->Run(fq, fk, fv, fixed_out), Status::kOk);
-    o.bits["exp"] = BitsOf(exp);
-    o.bits["softmax"] = BitsOf(softmax);
+    for (const GuardedBuffer* buffer : {&exp, &softmax, &linear, &out, &weights, &pe}) {
+      EXPECT_TRUE(buffer->GuardsIntact()) << "placement " << placement;
+    }
+    o.bits["exp"] = exp.Bits();
+    o.bits["softmax"] = softmax.Bits();
     o.bits["dot"] = BitsOf(std::vector<float>{dot});
-    o.bits["linear"] = BitsOf(linear);
-    o.bits["positional_encoding"] = BitsOf(pe);
-    o.bits["attention"] = BitsOf(out);
-    o.bits["attention_weights"] = BitsOf(weights);
+    o.bits["linear"] = linear.Bits();
+    o.bits["positional_encoding"] = pe.Bits();
+    o.bits["attention"] = out.Bits();
+    o.bits["attention_weights"] = weights.Bits();
     o.bits["fixed_attention"] = BitsOf(std::vector<float>(&fixed_out[0][0], &fixed_out[0][0] + 64));
     return o;
   }
 
  private:
   using Fixed = edgeattn::FixedAttention<4, 8, 16, 16, 1, 1, MaskKind::kCausal>;
+  static GuardedBuffer Placed(const std::vector<float>& values, size_t misalign) {
+    GuardedBuffer buffer(values.size(), misalign);
+    std::copy(values.begin(), values.end(), buffer.data());
+    return buffer;
+  }
+  // Random bit patterns (NaNs and infinities among them) for placements other than 0; zeros for placement 0.
+  static GuardedBuffer Garbage(size_t n, size_t misalign, uint64_t placement, std::mt19937_64& bytes) {
+    GuardedBuffer buffer(n, misalign);
+    if (placement != 0) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t pattern = static_cast<uint32_t>(bytes());
+        std::memcpy(&buffer[i], &pattern, sizeof(float));
+      }
+    }
+    return buffer;
+  }
   static std::vector<uint32_t> BitsOf(const std::vector<float>& v) {
     std::vector<uint32_t> bits(v.size());
     std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
@@ -137,11 +174,19 @@ class Workload {
 class ReliabilityTest : public PathTest {};
 EDGEATTN_INSTANTIATE_PATHS(ReliabilityTest);
 
+// Each repetition moves every buffer to another misalignment and gives the kernels a workspace and outputs full
+// of fresh random bytes: a result that depended on leftover workspace contents, uninitialised scratch or the
+// buffers' addresses would change.
 TEST_P(ReliabilityTest, RepeatedCallsGiveIdenticalBits) {
   Rng rng;
   const Workload work(rng);
   const Outputs first = work.Run(api(), IsScalarPath());
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(work.Run(api(), IsScalarPath()) == first) << "call " << i + 2;
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t placement = 1 + rng.engine()();
+    EXPECT_TRUE(work.Run(api(), IsScalarPath(), placement) == first)
+        << "call " << i + 2 << ", placement " << placement << ": " << placement % 16 << " floats off 64 bytes, "
+        << "workspace " << (placement * 7) % 64 << " bytes off";
+  }
 }
 
 TEST_P(ReliabilityTest, ConcurrentCallsGiveTheBitsOfSerialCalls) {

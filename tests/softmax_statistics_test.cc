@@ -13,6 +13,7 @@
 
 #include "edgeattn/softmax.h"
 #include "tests/reference.h"
+#include "tests/long_test_paths.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
@@ -51,7 +52,7 @@ std::vector<Draw> Distributions() {
 
 TEST(SoftmaxStatistics, MillionRowsPerPath) {
   Rng rng;
-  const std::vector<Path> paths = SupportedPaths();
+  const std::vector<Path> paths = LongTestPaths();
   const std::vector<Draw> distributions = Distributions();
   std::vector<Stats> stats(paths.size());
   constexpr size_t kRowsPerPath = EDGEATTN_SOFTMAX_STATISTICS_ROWS;          // 2^20 natively, fewer under emulation

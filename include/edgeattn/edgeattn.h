@@ -63,7 +63,7 @@ const char* edgeattn_version(void);
 
 /* Name of the Highway target the SIMD path runs on in this process, e.g. "AVX3", "AVX2", "NEON", "SVE2",
    "SCALAR" or "EMU128". Hosted builds choose it at run time from the CPU; static-dispatch builds fix it at
-   compile time. The compiler flags the library is built with set the lowest target compiled (README,
+   compile time. The compiler flags the library is built with set the lowest target compiled (docs/platforms.md,
    "Your compiler flags"). */
 const char* edgeattn_simd_target(void);
 

@@ -19,7 +19,7 @@ namespace edgeattn {
 // kOverlap (y overlaps x, weight or bias).
 // Stack: the SIMD path copies strips of weight (up to 8 KiB) into a stack buffer on SIMD targets, so that each
 // strip is read from L1 by every block of four rows; the SCALAR and EMU128 targets of microcontroller builds
-// read weight in place (README: stack table).
+// read weight in place (docs/footprint.md: stack table).
 [[nodiscard]] Status Linear(const float* x, size_t rows, size_t in_features, const float* weight, const float* bias,
                             size_t out_features, float* y) noexcept;
 

@@ -1,4 +1,4 @@
-/* Prints the SIMD target edgeattn runs on in this process (the flag matrix checks it, the README lists it). */
+/* Prints the SIMD target edgeattn runs on in this process (the flag matrix checks it, docs/platforms.md lists it). */
 #include <stdio.h>
 
 #include "edgeattn/edgeattn.h"

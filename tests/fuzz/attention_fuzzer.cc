@@ -53,8 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   FuzzedDataProvider data(bytes, size);
   FuzzTarget target(data);
   AttentionDesc d;
-  d.q_len = data.ConsumeIntegralInRange<size_t>(0, 7);
-  d.kv_len = data.ConsumeIntegralInRange<size_t>(0, 11);
+  // Up to 40 queries: 8 or more (without an additive mask) take the tiled path, whose query blocks are one or two
+  // vectors of rows (up to 32 on AVX-512), so several blocks and a partial one; up to 40 keys: more than one
+  // vector even on AVX-512, so the small paths are not the only ones reached.
+  d.q_len = data.ConsumeIntegralInRange<size_t>(0, 40);
+  d.kv_len = data.ConsumeIntegralInRange<size_t>(0, 40);
   d.head_dim = data.ConsumeIntegralInRange<size_t>(0, 20);
   d.value_dim = data.ConsumeIntegralInRange<size_t>(0, 20);
   d.num_heads = data.ConsumeIntegralInRange<size_t>(0, 4);

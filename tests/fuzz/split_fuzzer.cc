@@ -4,11 +4,15 @@
 // of garbage bytes and a shared buffer of garbage bytes at an odd address; finish must then give the single call's
 // bits (edgeattn.h's promise). Bad part indices, short workspace or shared buffers, NULL and overlapping shared
 // buffers must give their statuses and write nothing, and a descriptor the single call refuses must be refused by
-// every function of the split with the same status.
+// every function of the split with the same status. The single call is not its own oracle: its status must be
+// the one the contract promises (stated here from edgeattn.h and kv_cache.h, independently of the library's
+// checks), and on finite inputs its output must be within attention.h's bound of the double-precision reference
+// (tests/reference.h; for a cache, on the values Read returns for the positions each query sees).
 #include <stdint.h>
 
 #include "edgeattn/edgeattn.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "tests/reference.h"
 
 namespace {
 
@@ -24,6 +28,116 @@ struct Rng {
 };
 
 void SetMask(edgeattn_attention_desc* d, int kind) { std::memcpy(&d->mask, &kind, sizeof(kind)); }
+int MaskOf(const edgeattn_attention_desc& d) {
+  int kind;
+  std::memcpy(&kind, &d.mask, sizeof(kind));
+  return kind;
+}
+bool ScaleAndMaskValid(const edgeattn_attention_desc& d) {
+  return d.scale >= 0.0f && !std::isinf(d.scale) && (MaskOf(d) == EDGEATTN_MASK_NONE || MaskOf(d) == EDGEATTN_MASK_CAUSAL);
+}
+
+// The single call's status by the contract (edgeattn.h, attention.h): shape, then arguments, then the workspace
+// (the harness's shapes never overflow a byte count, and its pointers are valid and apart).
+edgeattn_status ExpectedUncached(const edgeattn_attention_desc& d, size_t workspace_size) {
+  const size_t kv_heads = d.num_kv_heads == 0 ? d.num_heads : d.num_kv_heads;
+  if (d.q_len == 0 || d.kv_len == 0 || d.head_dim == 0 || d.value_dim == 0 || d.num_heads == 0) {
+    return EDGEATTN_ERROR_INVALID_SHAPE;
+  }
+  if (d.num_heads % kv_heads != 0 || !ScaleAndMaskValid(d)) return EDGEATTN_ERROR_INVALID_ARGUMENT;
+  if (workspace_size < edgeattn::AttentionWorkspaceBytes(d.q_len, d.kv_len, d.head_dim, d.value_dim)) {
+    return EDGEATTN_ERROR_WORKSPACE_TOO_SMALL;
+  }
+  return EDGEATTN_OK;
+}
+
+// Positions [*lo, *hi) that query i of a valid cached call sees (kv_cache.h, AttentionCached).
+void Visible(const edgeattn_attention_desc& d, const edgeattn_kv_cache_desc& c, size_t length, size_t i, size_t* lo,
+             size_t* hi) {
+  if (MaskOf(d) == EDGEATTN_MASK_CAUSAL) {
+    *hi = length - d.q_len + i + 1;
+    *lo = c.window == 0 || *hi < c.window ? 0 : *hi - c.window;
+  } else {
+    *hi = length;
+    *lo = c.window == 0 ? 0 : length - std::min(c.window, length);
+  }
+}
+
+// The cached call's status by the contract (kv_cache.h): shape (an empty cache; with kCausal, more queries than
+// positions, or a first visible position the ring no longer holds), then arguments (kv_len, widths and heads
+// against the cache's, the scale and mask rules), then the workspace.
+edgeattn_status ExpectedCached(const edgeattn_attention_desc& d, const edgeattn_kv_cache_desc& c, size_t length,
+                               size_t workspace_size) {
+  if (d.q_len == 0 || d.head_dim == 0 || d.value_dim == 0 || d.num_heads == 0 || length == 0) {
+    return EDGEATTN_ERROR_INVALID_SHAPE;
+  }
+  const bool causal = MaskOf(d) == EDGEATTN_MASK_CAUSAL;
+  if (causal && d.q_len > length) return EDGEATTN_ERROR_INVALID_SHAPE;
+  if (causal || MaskOf(d) == EDGEATTN_MASK_NONE) {
+    const size_t oldest = c.window != 0 && length > c.capacity ? length - c.capacity : 0;
+    size_t lo, hi;
+    Visible(d, c, length, 0, &lo, &hi);
+    if (lo < oldest) return EDGEATTN_ERROR_INVALID_SHAPE;
+  }
+  const size_t kv_heads = d.num_kv_heads == 0 ? d.num_heads : d.num_kv_heads;
+  if (d.kv_len != 0 || d.head_dim != c.head_dim || d.value_dim != c.value_dim || kv_heads != c.num_kv_heads ||
+      d.num_heads % kv_heads != 0 || d.additive_mask != nullptr || !ScaleAndMaskValid(d)) {
+    return EDGEATTN_ERROR_INVALID_ARGUMENT;
+  }
+  if (workspace_size < edgeattn::AttentionCachedWorkspaceBytes(d.q_len, d.num_heads, c.num_kv_heads, c.head_dim,
+                                                               c.value_dim, c.capacity, c.window)) {
+    return EDGEATTN_ERROR_WORKSPACE_TOO_SMALL;
+  }
+  return EDGEATTN_OK;
+}
+
+// A plain attention problem with the single call's answer, for tests/reference.h: the uncached call itself, or a
+// cached call's visible positions as K and V (the values Read returns) with an additive mask of -inf outside each
+// query's positions. Unused (use = false) where an input is not finite: the split's bits are still checked there.
+struct Reference {
+  bool use = false;
+  edgeattn::AttentionDesc desc;
+  const float* q = nullptr;
+  std::vector<float> k, v, mask;
+};
+
+edgeattn::AttentionDesc CppDesc(const edgeattn_attention_desc& d) {
+  edgeattn::AttentionDesc c;
+  c.q_len = d.q_len;
+  c.kv_len = d.kv_len;
+  c.head_dim = d.head_dim;
+  c.value_dim = d.value_dim;
+  c.num_heads = d.num_heads;
+  c.num_kv_heads = d.num_kv_heads;
+  c.scale = d.scale;
+  c.mask = MaskOf(d) == EDGEATTN_MASK_CAUSAL ? edgeattn::MaskKind::kCausal : edgeattn::MaskKind::kNone;
+  c.additive_mask = d.additive_mask;
+  return c;
+}
+
+bool AllFinite(const std::vector<float>& values) {
+  return std::all_of(values.begin(), values.end(), [](float f) { return std::isfinite(f); });
+}
+
+void CheckAgainstReference(const Reference& ref, const std::vector<float>& single, const char* target,
+                           const char* kind) {
+  const edgeattn::AttentionDesc& d = ref.desc;
+  const float* mask = ref.mask.empty() ? d.additive_mask : ref.mask.data();
+  edgeattn::AttentionDesc with_mask = d;
+  with_mask.additive_mask = mask;
+  for (size_t i = 0; i < d.q_len; ++i) {
+    for (size_t h = 0; h < d.num_heads; ++h) {
+      const edgeattn_test::RefAttentionRow row =
+          edgeattn_test::RefAttention(with_mask, ref.q, ref.k.data(), ref.v.data(), i, h);
+      for (size_t c = 0; c < d.value_dim; ++c) {
+        const float got = single[(i * d.num_heads + h) * d.value_dim + c];
+        FUZZ_CHECK(std::fabs(static_cast<double>(got) - row.out[c]) <= row.bound[c],
+                   "%s %s: out[%zu][%zu][%zu] = %a, reference %a, bound %g", target, kind, i, h, c, got, row.out[c],
+                   row.bound[c]);
+      }
+    }
+  }
+}
 
 std::vector<unsigned char> Garbage(Rng& rng, size_t n) {
   std::vector<unsigned char> b(n);
@@ -59,12 +173,18 @@ struct Split {
   }
 };
 
-void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rng, const char* target) {
+void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rng, const char* target,
+         const Reference& ref) {
   const char* kind = split.cache ? "cached" : "uncached";
   const size_t ws_need = split.Workspace();
   std::vector<unsigned char> ws(ws_need + 8);
   std::vector<float> single(out_elems + 1, 7.0f);
   const edgeattn_status s_single = split.Single(single.data(), ws.data(), ws_need);
+  const edgeattn_status expected = split.cache ? ExpectedCached(*split.d, split.cache->desc, split.cache->length, ws_need)
+                                               : ExpectedUncached(*split.d, ws_need);
+  FUZZ_CHECK(s_single == expected, "%s %s: single call status %d, the contract says %d", target, kind, s_single,
+             expected);
+  if (s_single == EDGEATTN_OK && ref.use) CheckAgainstReference(ref, single, target, kind);
   const size_t count = split.Count(), shared_need = split.Shared();
   std::vector<float> out(out_elems + 1, 7.0f);
   std::vector<unsigned char> shared_buf = Garbage(rng, shared_need + 80);  // >= 64 + 8 for the refused call
@@ -201,7 +321,42 @@ void FuzzUncached(FuzzedDataProvider& data, Rng& rng, const char* target) {
     d.additive_mask = mask.data();
   }
   const Split split{&d, nullptr, q.data(), k.data(), v.data()};
-  Run(data, split, d.q_len * d.num_heads * d.value_dim, rng, target);
+  Reference ref;
+  ref.use = AllFinite(k) && AllFinite(v);
+  ref.desc = CppDesc(d);
+  ref.q = q.data();
+  ref.k = k;
+  ref.v = v;
+  Run(data, split, d.q_len * d.num_heads * d.value_dim, rng, target, ref);
+}
+
+// The positions a valid cached call sees, read back from the cache, as a plain problem (see Reference).
+Reference CachedReference(const edgeattn_attention_desc& d, const edgeattn_kv_cache& cache, const float* q) {
+  Reference ref;
+  const edgeattn_kv_cache_desc& c = cache.desc;
+  if (ExpectedCached(d, c, cache.length, SIZE_MAX) != EDGEATTN_OK) return ref;
+  size_t first, unused;
+  Visible(d, c, cache.length, 0, &first, &unused);
+  const size_t n = cache.length - first, k_row = c.num_kv_heads * c.head_dim, v_row = c.num_kv_heads * c.value_dim;
+  ref.k.resize(n * k_row);
+  ref.v.resize(n * v_row);
+  for (size_t j = 0; j < n; ++j) {
+    FUZZ_CHECK(edgeattn_kv_cache_read(&cache, first + j, &ref.k[j * k_row], &ref.v[j * v_row]) == EDGEATTN_OK,
+               "read position %zu", first + j);
+  }
+  ref.mask.assign(d.q_len * n, -INFINITY);
+  for (size_t i = 0; i < d.q_len; ++i) {
+    size_t lo, hi;
+    Visible(d, c, cache.length, i, &lo, &hi);
+    for (size_t p = lo; p < hi; ++p) ref.mask[i * n + (p - first)] = 0.0f;
+  }
+  ref.desc = CppDesc(d);
+  ref.desc.kv_len = n;
+  ref.desc.num_kv_heads = c.num_kv_heads;
+  ref.desc.mask = edgeattn::MaskKind::kNone;
+  ref.q = q;
+  ref.use = true;
+  return ref;
 }
 
 void FuzzCached(FuzzedDataProvider& data, Rng& rng, const char* target) {
@@ -254,7 +409,7 @@ void FuzzCached(FuzzedDataProvider& data, Rng& rng, const char* target) {
   std::vector<float> q(std::max<size_t>(d.q_len * d.num_heads * d.head_dim, 1));
   for (float& f : q) f = rng.Value(3.0f);
   const Split split{&d, &cache, q.data(), nullptr, nullptr};
-  Run(data, split, d.q_len * d.num_heads * d.value_dim, rng, target);
+  Run(data, split, d.q_len * d.num_heads * d.value_dim, rng, target, CachedReference(d, cache, q.data()));
 }
 
 }  // namespace

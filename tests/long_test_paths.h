@@ -1,0 +1,45 @@
+// The paths a long test (label "long": the exhaustive sweeps, the softmax statistics) runs on: every path this CPU
+// supports, or only those named in the environment variable EDGEATTN_TEST_LONG_PATHS (target names as test names
+// print them, separated by commas: "SVE,SVE2"). A test preset sets it where another preset of the same build has
+// already swept the other paths on the same code: the AArch64 presets under -cpu max sweep only their SVE targets,
+// since aarch64-neon swept NEON and the scalar path with the same binary. A name that matches no supported path
+// fails the test, so a typo cannot turn a sweep into nothing.
+#ifndef EDGEATTN_TESTS_LONG_TEST_PATHS_H_
+#define EDGEATTN_TESTS_LONG_TEST_PATHS_H_
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace edgeattn_test {
+
+inline std::vector<Path> LongTestPaths() {
+  const std::vector<Path> supported = SupportedPaths();
+  const char* wanted = std::getenv("EDGEATTN_TEST_LONG_PATHS");
+  if (wanted == nullptr || *wanted == '\0') return supported;
+  std::vector<Path> chosen;
+  std::stringstream names(wanted);
+  std::string name;
+  while (std::getline(names, name, ',')) {
+    bool found = false;
+    for (Path p : supported) {
+      if (name == TargetName(p)) {
+        chosen.push_back(p);
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << "EDGEATTN_TEST_LONG_PATHS names " << name << ", which this CPU does not run";
+  }
+  std::printf("EDGEATTN_TEST_LONG_PATHS=%s: sweeping %zu of %zu supported paths\n", wanted, chosen.size(),
+              supported.size());
+  return chosen;
+}
+
+}  // namespace edgeattn_test
+
+#endif  // EDGEATTN_TESTS_LONG_TEST_PATHS_H_
