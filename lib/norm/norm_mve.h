@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm and LayerNorm passes on Helium (MVE), for the row driver the other paths share (norm_scalar.h: which
 // passes run, the rescaling, the per-row factor in double precision). Contract: norm.h with the flush-to-zero
 // underflow terms (2^-126 instead of 2^-149; inputs below FLT_MIN count as zero, so a row of subnormals with
@@ -15,6 +16,31 @@ namespace edgeattn {
 namespace mve {
 
 struct NormMvePasses {
+  // The common pass: the sum of squares of ((x - hi) - lo) (centered) or x in two chains; zero-padded tail lanes
+  // add 0 (masked to 0 when centred).
+  static float SquareSum(const float* x, size_t n, float hi, float lo, bool centered) {
+    const float32x4_t vhi = vdupq_n_f32(hi), vlo = vdupq_n_f32(lo), zero = vdupq_n_f32(0.0f);
+    float32x4_t s0 = zero, s1 = zero;
+    size_t j = 0;
+    for (; j + 2 * kLanes <= n; j += 2 * kLanes) {
+      float32x4_t a = vldrwq_f32(x + j), b = vldrwq_f32(x + j + kLanes);
+      if (centered) a = vsubq_f32(vsubq_f32(a, vhi), vlo), b = vsubq_f32(vsubq_f32(b, vhi), vlo);
+      s0 = vfmaq_f32(s0, a, a);
+      s1 = vfmaq_f32(s1, b, b);
+    }
+    for (; j + kLanes <= n; j += kLanes) {
+      float32x4_t a = vldrwq_f32(x + j);
+      if (centered) a = vsubq_f32(vsubq_f32(a, vhi), vlo);
+      s0 = vfmaq_f32(s0, a, a);
+    }
+    if (j < n) {
+      float32x4_t v = LoadTail(x + j, n - j);
+      if (centered) v = vpselq_f32(vsubq_f32(vsubq_f32(v, vhi), vlo), zero, FirstLanes(n - j));
+      s1 = vfmaq_f32(s1, v, v);
+    }
+    return SumLanes(vaddq_f32(s0, s1));
+  }
+
   // Two sum-of-squares chains and the max of |v| in a third register. VMAXNM ignores NaN, but a NaN makes the sum
   // NaN (and an inf makes the max inf), which is all the row driver tests. Zero-padded tail lanes add 0 and are
   // masked to 0 when centred.
@@ -48,7 +74,7 @@ struct NormMvePasses {
   }
 
   // Per-lane sums with Knuth's 2Sum error terms; the lanes' sums and errors added in double precision.
-  static double CompensatedSum(const float* x, size_t n, float scale) {
+  static double RowSum(const float* x, size_t n, float scale) {
     const float32x4_t vscale = vdupq_n_f32(scale);
     float32x4_t sum = vdupq_n_f32(0.0f), compensation = sum;
     const auto add = [&](float32x4_t v) {
@@ -68,6 +94,8 @@ struct NormMvePasses {
     total += static_cast<double>(vgetq_lane_f32(sum, 3)) + static_cast<double>(vgetq_lane_f32(compensation, 3));
     return total;
   }
+
+  static double ReciprocalSqrt(double t) { return internal::ReciprocalSqrtDouble(t); }
 
   // y = ((((x - hi) - lo) * scale) * gain) * weight + bias, products and sums rounded one by one (as every path).
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,
