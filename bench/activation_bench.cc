@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activation family benchmarks: GELU (erf and tanh forms), SiLU, ReLU, the gated form (SwiGLU) and the residual
 // add over 4096 floats, edgeattn's scalar path against its SIMD path. Each result is checked against a double
 // reference before it is timed (bench_util.h).

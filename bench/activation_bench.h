@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The activation family's benchmark inputs and error measures, shared by edgeattn's paths (activation_bench.cc)
 // and the Eigen peer (peer_eigen.cc).
 #ifndef EDGEATTN_BENCH_ACTIVATION_BENCH_H_

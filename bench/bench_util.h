@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the benchmark suite: the cases, their inputs, double-precision references, the correctness
 // check every implementation passes before it is timed, and the naming and counters the report reads.
 //

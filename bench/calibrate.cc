@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // This core's limits, measured at the start of every run (the report divides by them): single-core FP32 FMA
 // peak and read bandwidth from L2, L3 and DRAM, each on the best SIMD target the CPU has.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn's benchmarks: the scalar path and the SIMD path of every kernel on the suite's cases
 // (bench_util.h), each result checked against the double reference before it is timed.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV cache benchmarks: decode (q_len = 1) and chunked prefill (q_len = 16) against caches of n positions in f32,
 // f16 and int8, one KV head shared by 4 query heads (GQA), hot (the same cache every call) and cold; append
 // throughput. Each row names the route the dispatched target takes (docs/performance.md, KV cache routes; asked with
@@ -254,8 +255,8 @@ void Append(benchmark::State& state, KvType type, size_t dim) {
 // One case's rows: edgeattn's scalar path (hot only: cold it is compute-bound, and slow to time), its SIMD path,
 // and for the aligned round-to-nearest decode cases the pairs described at the top.
 void RegisterCachedCase(const std::string& call, const CachedCase& cc) {
-  const std::string name = "kv_cache/" + RouteName(cc.type, cc.n, cc.q_len, cc.misalign, cc.upward) + "/" + call +
-                           "/" + KvTypeName(cc.type) + "/n=" + std::to_string(cc.n) + ",d=" + std::to_string(cc.dim) +
+  const std::string name = "kv_cache/" + RouteName(cc.type, cc.n, cc.q_len, cc.misalign, cc.upward) + "/" + call + "/" +
+                           KvTypeName(cc.type) + "/n=" + std::to_string(cc.n) + ",d=" + std::to_string(cc.dim) +
                            (cc.cold ? ",cold" : ",hot");
   Register(name, "simd", [=](benchmark::State& s) { Cached(s, false, cc); });
   if (cc.misalign != 0 || cc.upward) return;

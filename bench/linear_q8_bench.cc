@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's benchmarks (issue 30): int8 weights against float weights on the same shape.
 //
 // Cases "linear_q8/<act>/rows=<R>,in=<I>,out=<O>[,cold]", act q8 (ACT_Q8) or f32 (ACT_F32), group size 32 (ggml

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's benchmark cases and inputs (linear_q8_bench.cc), shared with its peers (peer_onednn.cc).
 #ifndef EDGEATTN_BENCH_LINEAR_Q8_BENCH_H_
 #define EDGEATTN_BENCH_LINEAR_Q8_BENCH_H_

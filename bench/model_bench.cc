@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole models (issue 31): tokens per second of examples/llama's decoder at the TinyStories shapes, against the
 // limit the bytes it must read set, and against a naive C decoder.
 //

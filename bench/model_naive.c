@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A first implementation of llama2.c's forward pass (bench/model_naive.h): one token, plain loops. Compiled twice,
  * REAL = float (this file) and REAL = double (model_naive_f64.c, through NAIVE_REAL and NAIVE_NAME). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The baseline of the model rows (bench/model_bench.cc): a llama2.c decoder written the way a first
  * implementation is, plain C loops over a version 0 checkpoint in memory, one token per call, compiled with
  * -O3 -march=native and nothing else. model_naive_f64.c compiles the same code in double precision: the reference
@@ -11,8 +12,8 @@
 extern "C" {
 #endif
 
-typedef struct naive_llama naive_llama;  /* float weights and float arithmetic */
-typedef struct naive_llama_f64 naive_llama_f64;  /* the same weights, double arithmetic */
+typedef struct naive_llama naive_llama;         /* float weights and float arithmetic */
+typedef struct naive_llama_f64 naive_llama_f64; /* the same weights, double arithmetic */
 
 /* A model over the version 0 file at `file` (used in place), with KV caches of `positions` positions; NULL if
    the file is not version 0 or memory is short (the baseline allocates, as a first implementation does). */

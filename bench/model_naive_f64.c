@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_naive.c in double precision: the reference of the model rows (bench/model_naive.h). */
 #define NAIVE_REAL double
 #define NAIVE_NAME(x) naive_llama_f64##x

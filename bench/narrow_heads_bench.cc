@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Narrow heads (issue 33): decode and short prefill against a KV cache of each type at the head widths of
 // MCU-sized models, d = 8, 16, 32 (and d = 64, to compare per byte), in the TinyStories-260K shape: 8 query heads
 // over 4 KV heads (GQA groups of 2), n = 64 ... 512 cached positions, hot (a cache this size stays in L1 or L2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plain-loop baseline of the narrow-head rows (narrow_heads_bench.cc), in a file of its own: it is compiled
 // like llama2.c's fast build (-Ofast -march=native), and only C library calls cross its boundary, so none of the
 // suite's inline functions is instantiated under -ffast-math (the linker could keep that copy for every file).

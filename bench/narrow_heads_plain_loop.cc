@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The narrow-head rows' plain-loop baseline (narrow_heads_bench.h). C library calls only (expf, sqrtf, memcpy):
 // see the header for why.
 #include <math.h>

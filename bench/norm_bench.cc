@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The norm family: rms_norm, layer_norm and rope on edgeattn's scalar and SIMD paths, each result checked against
 // a double reference before it is timed. Counters: elements (rows * cols, or tokens * heads * rotary dims).
 #include "bench/norm_bench.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The norm family's benchmark cases (rms_norm, layer_norm, rope), shared by edgeattn's paths (norm_bench.cc) and
 // the Eigen peer (peer_eigen.cc): inputs built once per case, double references, the row error.
 #ifndef EDGEATTN_BENCH_NORM_BENCH_H_

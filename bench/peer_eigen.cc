@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer: Eigen 3 (libeigen3-dev), what a hand-written Eigen attention looks like: S = Q Kᵀ · scale as a matrix
 // product, the causal mask written as -inf over the full S, a row softmax with Eigen's vectorised exp, O = P V.
 // Single-threaded (Eigen uses threads only with OpenMP, which this build does not enable).
@@ -9,8 +10,8 @@
 #include <Eigen/Dense>
 #include <limits>
 #include <string>
-#include <utility>
 #include <unsupported/Eigen/SpecialFunctions>  // erf
+#include <utility>
 
 namespace edgeattn_bench {
 namespace {
@@ -181,13 +182,13 @@ void RegisterEigen() {
     Register(shape.Name("layer_norm"), "eigen", [shape](benchmark::State& s) { LayerNorm(s, shape); });
   }
   const std::string n = "/n=" + std::to_string(kActivationSize);
-  const std::pair<const char*, edgeattn::Activation> activations[] = {
-      {"gelu_erf", edgeattn::Activation::kGeluErf}, {"gelu_tanh", edgeattn::Activation::kGeluTanh},
-      {"silu", edgeattn::Activation::kSilu}, {"relu", edgeattn::Activation::kRelu}};
+  const std::pair<const char*, edgeattn::Activation> activations[] = {{"gelu_erf", edgeattn::Activation::kGeluErf},
+                                                                      {"gelu_tanh", edgeattn::Activation::kGeluTanh},
+                                                                      {"silu", edgeattn::Activation::kSilu},
+                                                                      {"relu", edgeattn::Activation::kRelu}};
   for (const auto& a : activations) {
     const edgeattn::Activation act = a.second;
-    Register(std::string("activation/") + a.first + n, "eigen",
-             [act](benchmark::State& s) { ActivationPeer(s, act); });
+    Register(std::string("activation/") + a.first + n, "eigen", [act](benchmark::State& s) { ActivationPeer(s, act); });
   }
 }
 

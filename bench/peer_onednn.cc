@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer: oneDNN (libdnnl-dev, the v2 API), one thread (OMP_NUM_THREADS=1, set in main). Attention from its
 // primitives: matmul for S = Q Kᵀ with the scale as an output scale, the causal mask written as -inf over the
 // full S, the softmax primitive in place, matmul for O = P V. Primitives are created once, outside the timing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer: OpenBLAS (libopenblas-dev), one thread. Attention as BLAS users write it: sgemm for S = Q Kᵀ · scale,
 // the causal mask written as -inf over the full S, a row softmax, sgemm for O = P V; decode with two sgemv.
 // BLAS has no softmax: this peer's rows go through edgeattn's SIMD softmax (the fastest one available here), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Peer: XNNPACK (libxnnpack-dev, with libpthreadpool-dev), its softmax operator (softmax_nc_f32) on one row,
 // run without a thread pool (one thread). The operator is created and set up once, outside the timing.
 #include "bench/bench_util.h"

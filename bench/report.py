@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the benchmark suite and prints its summary table; writes the raw results (JSON) and a chart (PNG).
 
   report.py --binary build/bench/bench/edgeattn_bench [--mode default|short|full] [--out DIR] [--filter REGEX]

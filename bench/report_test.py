@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks report.py's statistics on a synthetic results file (ctest: report_test): the time columns are the
 fastest repetition over all processes, the % of limit divides the SIMD path's median time by the calibration's
 median, a pair's ratio is the median over processes; a hot decode case is judged against the memory level that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs by ctest (bench_smoke): a short run of a few cases, then report.py on its JSON.
 #   -DBENCH=<edgeattn_bench> -DPYTHON=<python3> -DSOURCE_DIR=<edgeattn> -DWORK_DIR=<scratch dir>
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work split (issue 20): one attention call against the same work cut into parts and run on two threads,
 // the main thread and one worker that this file starts once for the process (the library starts none).
 //
@@ -222,8 +223,7 @@ void Prefill(benchmark::State& state, bool split, size_t len, size_t dim, bool c
   const size_t ws_size = edgeattn_attention_workspace_size(&desc);
   std::vector<unsigned char, CacheAligned<unsigned char>> ws(ws_size), shared(edgeattn_attention_shared_size(&desc));
   Floats out(len * dim), single(len * dim);
-  if (!Ok(state, edgeattn_attention(&desc, in.q.data(), in.k.data(), in.v.data(), single.data(), ws.data(),
-                                    ws.size())))
+  if (!Ok(state, edgeattn_attention(&desc, in.q.data(), in.k.data(), in.v.data(), single.data(), ws.data(), ws.size())))
     return;
   PrefillCtx ctx{desc, in.q.data(), in.k.data(), in.v.data(), out.data(), shared.data(), shared.size()};
   SplitJob job;
@@ -231,16 +231,16 @@ void Prefill(benchmark::State& state, bool split, size_t len, size_t dim, bool c
   job.part = PrefillPart;
   job.ctx = &ctx;
   auto run = [&]() -> edgeattn_status {
-    if (!split) return edgeattn_attention(&desc, in.q.data(), in.k.data(), in.v.data(), out.data(), ws.data(),
-                                          ws.size());
+    if (!split)
+      return edgeattn_attention(&desc, in.q.data(), in.k.data(), in.v.data(), out.data(), ws.data(), ws.size());
     job.status.store(EDGEATTN_OK, std::memory_order_relaxed);
     Runner::Get().Run(job, ws_size);
     const auto s = static_cast<edgeattn_status>(job.status.load(std::memory_order_relaxed));
     return s != EDGEATTN_OK ? s : edgeattn_attention_finish(&desc, shared.data(), shared.size(), out.data());
   };
   if (!Ok(state, run()) || !SameBits(state, out.data(), single.data(), out.size())) return;
-  TimeIfRight(state, AttentionError(in, causal, out.data()), kAttentionTolerance, run,
-              AttentionFlops(len, dim, causal), 0, 0);
+  TimeIfRight(state, AttentionError(in, causal, out.data()), kAttentionTolerance, run, AttentionFlops(len, dim, causal),
+              0, 0);
 }
 
 // ---- Decode: one query per head against a KV cache (C API), 4 query heads sharing 1 KV head.
@@ -352,8 +352,7 @@ void Decode(benchmark::State& state, bool split, edgeattn_kv_type type, size_t n
   std::vector<unsigned char, CacheAligned<unsigned char>> shared(
       edgeattn_attention_cached_shared_size(&desc, &c->cache));
   Floats out(kDecodeHeads * kDecodeDim), single(kDecodeHeads * kDecodeDim);
-  if (!Ok(state, edgeattn_attention_cached(&desc, c->q.data(), &c->cache, single.data(), ws.data(), ws.size())))
-    return;
+  if (!Ok(state, edgeattn_attention_cached(&desc, c->q.data(), &c->cache, single.data(), ws.data(), ws.size()))) return;
   std::unique_ptr<ColdCopies> copies;
   if (cold) copies = std::make_unique<ColdCopies>(*c);
   DecodeCtx ctx{desc, c->q.data(), &c->cache, out.data(), shared.data(), shared.size()};
@@ -367,8 +366,8 @@ void Decode(benchmark::State& state, bool split, edgeattn_kv_type type, size_t n
     job.status.store(EDGEATTN_OK, std::memory_order_relaxed);
     Runner::Get().Run(job, ws_size);
     const auto s = static_cast<edgeattn_status>(job.status.load(std::memory_order_relaxed));
-    return s != EDGEATTN_OK ? s : edgeattn_attention_cached_finish(&desc, cache, shared.data(), shared.size(),
-                                                                    out.data());
+    return s != EDGEATTN_OK ? s
+                            : edgeattn_attention_cached_finish(&desc, cache, shared.data(), shared.size(), out.data());
   };
   // The check runs on the cache itself (and, cold, on one of its copies: the same bytes, the same bits).
   if (!Ok(state, run_on(&c->cache)) || !SameBits(state, out.data(), single.data(), out.size())) return;

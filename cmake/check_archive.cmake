@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Link-time proof for a static archive: no undefined reference to allocation, exception, abort/exit or stdio
 # symbols, and empty .data and .bss sections (read-only-after-relocation .data.rel.ro is not writable data).
 #   cmake -DARCHIVE=libedgeattn.a -DNM=nm -DOBJDUMP=objdump [-DCHECK_SECTIONS=OFF] -P check_archive.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The README shows examples/seed003_attention.c; this fails if the README's copy drifts from the file that the
 # readme_example_runs test compiles and runs. The README's copy leaves out the file's license line (its first line,
 # "/* SPDX-License-Identifier: ... */"); everything after it must appear word for word in a ```c block.

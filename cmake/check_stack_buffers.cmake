@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Source check: no stack array in the library is sized by Highway's per-target maximum vector size.
 #   cmake -DDIR=<directory> -P check_stack_buffers.cmake
 # HWY_MAX_BYTES (and HWY_LANES, derived from it) is 64 KiB on RVV: an array sized by it would be 64 KiB of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Seed 003's general attention: four one-hot words, integer projection weights, scaled dot-product attention. */
 #include <stdio.h>
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The instruction-count benchmark for the Cortex-M boards (a QEMU instruction-count proxy, not cycles: QEMU has
 # no timing model). Builds the QEMU TCG plugin bench/mcu/insn_count_plugin.c and, for each board preset, the
 # firmware bench/mcu/mcu_bench.cc; runs it under qemu-system-arm with the plugin, which counts the instructions of

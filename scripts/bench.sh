@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs the benchmark suite on this machine and prints its summary table: edgeattn's scalar and SIMD
 # paths, the peer libraries (Eigen, OpenBLAS, oneDNN, XNNPACK) and this core's measured limits. Installs what a
 # fresh Debian/Ubuntu machine lacks first. Writes build/bench-report/{results.json,summary.json,chart.png}.

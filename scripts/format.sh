@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Formats the C and C++ sources with clang-format-14 and the repository's .clang-format, or checks them.
 #   scripts/format.sh            formats every file in place
 #   scripts/format.sh --check    changes nothing; lists the files clang-format would change, exits 1 if any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian/Ubuntu packages given as arguments that are not installed yet (apt-get, as root or
 # through sudo). Packages named <name>:arm64 enable the arm64 multiarch architecture first. Installs nothing,
 # and needs no network, when everything is present.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Puts the SPDX license line at the top of every source file of the repository, or checks that it is there.
 
     scripts/spdx.py           adds "SPDX-License-Identifier: Apache-2.0" where it is missing (prints each file)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs the whole test suite: installs what a fresh Debian/Ubuntu machine lacks, then for each CMake
 # test preset configures and builds its configure preset (once per configure preset) and runs ctest (each test
 # preset of an emulated platform under its QEMU CPU).

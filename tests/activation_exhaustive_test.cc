@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GELU (erf and tanh forms) and SiLU over every float32 bit pattern, on every path, against float64 references
 // (tests/activation_reference.h says why libm in double is accurate enough). Asserts activation.h's contract and
 // reports the max ULP error per function and path. Part of the ctest label "long".
@@ -147,8 +148,8 @@ SweepResult SweepInputs(const std::vector<Path>& paths, uint64_t count, Bits bit
               ok = (std::isnan(exact) ? std::isnan(got) : got == kInf);
             }
             if (!ok && ++r.violations <= 5) {
-              r.examples.push_back(std::string(ActivationName(act)) + "(" + std::to_string(in[i]) + ") = " +
-                                   std::to_string(got) + ", reference " + std::to_string(exact));
+              r.examples.push_back(std::string(ActivationName(act)) + "(" + std::to_string(in[i]) +
+                                   ") = " + std::to_string(got) + ", reference " + std::to_string(exact));
             }
           }
           ScopedLock lock(merge);
@@ -190,8 +191,8 @@ TEST(ActivationExhaustive, AllFloatsAllPaths) {
   const std::vector<Path> paths = LongTestPaths();
   const bool all[kNumSwept] = {true, true, true};
   const auto start = std::chrono::steady_clock::now();
-  const SweepResult sweep =
-      SweepInputs(paths, kInputs, [](uint64_t i) { return static_cast<uint32_t>(i * kStride); }, all);
+  const SweepResult sweep = SweepInputs(
+      paths, kInputs, [](uint64_t i) { return static_cast<uint32_t>(i * kStride); }, all);
   Report(paths, sweep, all,
          kStride == 1 ? "exhaustive (all 2^32 inputs)" : "dense sample (stride " + std::to_string(kStride) + ")", "");
 #if !EDGEATTN_TEST_SMALL_MEMORY
@@ -210,9 +211,8 @@ TEST(ActivationExhaustive, AllFloatsAllPaths) {
     bool one[kNumSwept] = {false, false, false};
     one[f] = true;
     for (uint32_t binade : binades) {
-      const SweepResult full =
-          SweepInputs(paths, uint64_t{1} << 23, [binade](uint64_t i) { return (binade << 23) | static_cast<uint32_t>(i); },
-                      one);
+      const SweepResult full = SweepInputs(
+          paths, uint64_t{1} << 23, [binade](uint64_t i) { return (binade << 23) | static_cast<uint32_t>(i); }, one);
       const int exponent = static_cast<int>(binade & 0xFF) - 127;
       Report(paths, full, one,
              "every input of the binade " + std::string(binade >> 8 ? "-" : "+") + "[2^" + std::to_string(exponent) +

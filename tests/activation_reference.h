@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activation tests' shared pieces: the function table per path, float64 references and the contract of
 // edgeattn/activation.h for one input.
 //
@@ -94,7 +95,7 @@ inline double ActivationReference(Activation act, double x) {
 enum class Expect : uint8_t { kNaN, kBits, kFlushable, kUlp };
 struct Expectation {
   Expect kind;
-  double exact;  // kUlp: the reference; kBits: the exact float
+  double exact;   // kUlp: the reference; kBits: the exact float
   bool negative;  // kFlushable: x < 0
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activations, gated activations and add: the bounds of activation.h on fresh random inputs on every path, tail
 // and misalignment, in place and aliased; special values; every status code, with nothing written on error.
 #include "edgeattn/activation.h"
@@ -55,8 +56,8 @@ TEST_P(ActivationTest, EveryLengthMisalignmentAndInPlace) {
 }
 
 TEST_P(ActivationTest, SpecialValues) {
-  const float in[] = {kInf, -kInf, kNaN, -kNaN, 0.0f, -0.0f, FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 1e-45f, -1e-45f,
-                      -88.0f, -91.0f, -100.0f, -103.0f, -13.0f, -10.0f, 1e30f, -1e30f};
+  const float in[] = {kInf,   -kInf,   kNaN,   -kNaN,  0.0f,    -0.0f,   FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN,
+                      1e-45f, -1e-45f, -88.0f, -91.0f, -100.0f, -103.0f, -13.0f,  -10.0f,   1e30f,   -1e30f};
   constexpr size_t n = sizeof(in) / sizeof(in[0]);
   for (Activation act : kAllActivations) {
     float out[n];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation-free proof at run time: every operator new/delete and the C allocation functions are replaced
 // with counting versions, and each kernel call, on every path, through the C++, C and fixed-shape APIs, on
 // valid and invalid input, must leave the counter at zero. A positive control shows the counter works.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work split (attention.h, AttentionPartCount; kv_cache.h, AttentionCachedPartCount): every part run, in a
 // shuffled order, serially and on 1, 2, 3 and 8 threads, then finish, gives the single call's bits, on every path of
 // every compiled target; the grid depends on the shape only; the statuses and their order; nothing written on error.

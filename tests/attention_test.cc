@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention: the documented componentwise bound against a double reference on every path over random shapes,
 // masks and head layouts; masking semantics; workspace and descriptor checks; compile-time shapes.
 #include "edgeattn/attention.h"
@@ -239,9 +240,9 @@ TEST_P(AttentionTest, FutureKeysNeverReachARowOnEveryPath) {
   struct Case {
     size_t q_len, kv_len, first_seer, value_dim;
   };
-  for (const Case& t : {Case{40, 40, 21, 7}, Case{40, 100, 21, 7}, Case{3, 100, 2, 7}, Case{3, 66, 1, 7},
-                        Case{4, 4, 1, 7}, Case{4, 4, 2, 3}, Case{4, 4, 3, 8}, Case{3, 4, 1, 2}, Case{9, 4, 6, 4},
-                        Case{4, 4, 1, 40}, Case{6, 6, 3, 5}}) {
+  for (const Case& t :
+       {Case{40, 40, 21, 7}, Case{40, 100, 21, 7}, Case{3, 100, 2, 7}, Case{3, 66, 1, 7}, Case{4, 4, 1, 7},
+        Case{4, 4, 2, 3}, Case{4, 4, 3, 8}, Case{3, 4, 1, 2}, Case{9, 4, 6, 4}, Case{4, 4, 1, 40}, Case{6, 6, 3, 5}}) {
     for (bool v_only : {false, true}) {
       const AttentionDesc d = MakeDesc(t.q_len, t.kv_len, 9, t.value_dim, MaskKind::kCausal);
       Problem p(d, 1);
@@ -739,8 +740,8 @@ TEST_P(AttentionPathTest, SmallOrPackedSmallForFewKeys) {
     return;
   }
   ExpectPath(MakeDesc(4, 4, 8, 8), PackedSmallOn() ? AttentionPath::kPackedSmall : AttentionPath::kSmall);
-  ExpectPath(MakeDesc(16, 2, 8, 8, MaskKind::kNone, 2), PackedSmallOn() ? AttentionPath::kPackedSmall
-                                                                        : AttentionPath::kSmall);
+  ExpectPath(MakeDesc(16, 2, 8, 8, MaskKind::kNone, 2),
+             PackedSmallOn() ? AttentionPath::kPackedSmall : AttentionPath::kSmall);
   ExpectPath(masked, AttentionPath::kSmall);  // packed_small takes no additive mask
 }
 
@@ -754,7 +755,7 @@ TEST_P(AttentionPathTest, SmallUpToOneVectorOfKeys) {
   const size_t lanes = Lanes();
   if (lanes == 0 || SmallOff()) GTEST_SKIP() << "vector length not fixed at compile time, or no small path";
   ExpectPath(MakeDesc(3, lanes, 256 / lanes, 8), AttentionPath::kSmall);
-  ExpectPath(MakeDesc(3, lanes + 1, 8, 8), AttentionPath::kDecode);      // one key more than a vector
+  ExpectPath(MakeDesc(3, lanes + 1, 8, 8), AttentionPath::kDecode);            // one key more than a vector
   ExpectPath(MakeDesc(3, lanes, 256 / lanes + 1, 8), AttentionPath::kDecode);  // K^T too wide for the stack
   ExpectPath(MakeDesc(20, lanes + 1, 8, 8), AttentionPath::kTiled);
 }

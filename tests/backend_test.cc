@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend seam (lib/common/backend.h; docs/architecture.md, "Backends") exercised with a test double
 // (tests/backend_double): a backend's kernels run on its path and only there, the path is forced like a Highway
 // target, its entry points give the bits of the static target whose kernels the double wraps, and what it does not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two whole transformer layers composed from edgeattn's kernels and checked against PyTorch (float64) on every path:
 // Whisper's pre-norm encoder layer (nn.TransformerEncoderLayer, norm_first) and a llama-style decoder layer (RMSNorm,
 // grouped-query projections, interleaved RoPE, causal attention over a K/V cache, SwiGLU), the decoder as a prefill

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot product: the documented bound against a double reference on every path, length, tail and misalignment.
 #include "edgeattn/dot.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exp over every float32 bit pattern, on every path, against exp in double rounded to float (glibc's exp is
 // within 1 ULP of double, so its rounding to float is the correctly rounded float result except in cases
 // far rarer than one in 2^32). Asserts exp.h's contract and reports the max ULP error per path.
@@ -123,13 +124,14 @@ void SweepExp(uint64_t stride, const FpEnv* env) {
   for (size_t p = 0; p < paths.size(); ++p) {
     const PathResult& r = results[p];
     const std::string mode = env == nullptr ? "" : " rounding " + env->Name();
-    std::printf("exp %s%s, %-10s max %.4f ULP (at x = %.9g), %s contract violations\n",
-                stride == 1 ? "exhaustive (all 2^32 inputs)"
-                             : ("dense sample (stride " + std::to_string(stride) + ")").c_str(),
-                mode.c_str(), TargetName(paths[p]), r.max_ulp, static_cast<double>(r.worst_input),
-                std::to_string(r.violations).c_str());
-    ::testing::Test::RecordProperty(std::string("max_ulp_") + TargetName(paths[p]) + (env == nullptr ? "" : "_" + env->Name()),
-                   std::to_string(r.max_ulp));
+    std::printf(
+        "exp %s%s, %-10s max %.4f ULP (at x = %.9g), %s contract violations\n",
+        stride == 1 ? "exhaustive (all 2^32 inputs)" : ("dense sample (stride " + std::to_string(stride) + ")").c_str(),
+        mode.c_str(), TargetName(paths[p]), r.max_ulp, static_cast<double>(r.worst_input),
+        std::to_string(r.violations).c_str());
+    ::testing::Test::RecordProperty(
+        std::string("max_ulp_") + TargetName(paths[p]) + (env == nullptr ? "" : "_" + env->Name()),
+        std::to_string(r.max_ulp));
     EXPECT_EQ(r.violations, 0u) << TargetName(paths[p]);
     for (const std::string& e : r.examples) ADD_FAILURE() << TargetName(paths[p]) << ": " << e;
   }

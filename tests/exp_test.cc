@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exp: <= 2 ULP where the result is normal, flush below FLT_MIN, exact special values; every path, tail,
 // misalignment, in place.
 #include "edgeattn/exp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The floating-point environment for tests: the rounding direction and flush-to-zero settings, written to and
 // read from the FPU's control register (x86 MXCSR; AArch64 FPCR; ARMv7-A and Cortex-M FPSCR). The writes are
 // volatile asm with a memory clobber; files that use them are compiled with -frounding-math so that no FP

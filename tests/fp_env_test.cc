@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every kernel in the caller's floating-point environment: the four IEEE rounding directions, flush-to-zero
 // and denormals-are-zero, set in the control register around each call (x86 MXCSR; AArch64 FPCR; ARMv7-A and
 // Cortex-M FPSCR), on every path. Special values must come out exactly as the headers document; the error
@@ -54,7 +55,7 @@ void RunIn(const FpEnv& env, const char* what, Fn fn) {
 
 // The bounds the headers state for an environment: directed rounding doubles the unit roundoff.
 double UnitRoundoff(const FpEnv& env) { return env.Directed() ? 0x1p-23 : 0x1p-24; }
-double ExpUlpBound(const FpEnv&) { return 2.0; }  // exp.h: the same in every environment
+double ExpUlpBound(const FpEnv&) { return 2.0; }                                 // exp.h: the same in every environment
 double SoftmaxUlpBound(const FpEnv& env) { return env.Directed() ? 8.0 : 4.0; }  // softmax.h
 
 // Sample counts: dense on native runs, lighter under emulation and on boards.
@@ -79,12 +80,11 @@ TEST_P(FpEnvTest, ExpSpecialValuesAreExactInEveryEnvironment) {
     enum { kInf, kZero, kNaN, kOne, kTiny } want;
   };
   const Case cases[] = {
-      {kInf, Case::kInf},         {89.0f, Case::kInf},           {88.72284f, Case::kInf},
-      {1e30f, Case::kInf},        {FLT_MAX, Case::kInf},         {-kInf, Case::kZero},
-      {-FLT_MAX, Case::kZero},    {-1e30f, Case::kZero},         {-200.0f, Case::kZero},
-      {-104.5f, Case::kZero},     {kNaN, Case::kNaN},            {-kNaN, Case::kNaN},
-      {0.0f, Case::kOne},         {-0.0f, Case::kOne},           {-90.0f, Case::kTiny},
-      {-100.0f, Case::kTiny},     {-103.9f, Case::kTiny},        {-87.5f, Case::kTiny},
+      {kInf, Case::kInf},     {89.0f, Case::kInf},    {88.72284f, Case::kInf}, {1e30f, Case::kInf},
+      {FLT_MAX, Case::kInf},  {-kInf, Case::kZero},   {-FLT_MAX, Case::kZero}, {-1e30f, Case::kZero},
+      {-200.0f, Case::kZero}, {-104.5f, Case::kZero}, {kNaN, Case::kNaN},      {-kNaN, Case::kNaN},
+      {0.0f, Case::kOne},     {-0.0f, Case::kOne},    {-90.0f, Case::kTiny},   {-100.0f, Case::kTiny},
+      {-103.9f, Case::kTiny}, {-87.5f, Case::kTiny},
   };
   for (const FpEnv& env : Environments()) {
     for (size_t n : {size_t{1}, size_t{5}, size_t{16}, size_t{33}, size_t{kMaxTailTestLength}}) {
@@ -99,10 +99,18 @@ TEST_P(FpEnvTest, ExpSpecialValuesAreExactInEveryEnvironment) {
         const float y = out[at];
         const std::string where = "exp(" + std::to_string(c.x) + ") = " + std::to_string(y) + " under " + env.Name();
         switch (c.want) {
-          case Case::kInf: EXPECT_EQ(Bits(y), Bits(kInf)) << where; break;
-          case Case::kZero: EXPECT_TRUE(IsPositiveZero(y)) << where; break;
-          case Case::kNaN: EXPECT_TRUE(std::isnan(y)) << where; break;
-          case Case::kOne: EXPECT_EQ(y, 1.0f) << where; break;
+          case Case::kInf:
+            EXPECT_EQ(Bits(y), Bits(kInf)) << where;
+            break;
+          case Case::kZero:
+            EXPECT_TRUE(IsPositiveZero(y)) << where;
+            break;
+          case Case::kNaN:
+            EXPECT_TRUE(std::isnan(y)) << where;
+            break;
+          case Case::kOne:
+            EXPECT_EQ(y, 1.0f) << where;
+            break;
           case Case::kTiny:  // below FLT_MIN: +0 or the positive subnormal, never negative, never above FLT_MIN
             EXPECT_TRUE(IsPositiveZero(y) || (y > 0.0f && y <= FLT_MIN)) << where;
             if (env.flush_to_zero) EXPECT_TRUE(IsPositiveZero(y)) << where;
@@ -159,7 +167,9 @@ TEST_P(FpEnvTest, SoftmaxSpecialRowsAreExactInEveryEnvironment) {
     for (size_t n : {size_t{1}, size_t{4}, size_t{16}, size_t{21}, size_t{kMaxTailTestLength}}) {
       const std::string where = " (n = " + std::to_string(n) + ", " + env.Name() + ")";
       std::vector<float> in(n), out(n);
-      auto run = [&] { RunIn(env, "Softmax", [&] { EXPECT_EQ(api().softmax(in.data(), out.data(), 1, n), Status::kOk); }); };
+      auto run = [&] {
+        RunIn(env, "Softmax", [&] { EXPECT_EQ(api().softmax(in.data(), out.data(), 1, n), Status::kOk); });
+      };
 
       // Fully masked: all zeros.
       std::fill(in.begin(), in.end(), -kInf);
@@ -247,7 +257,7 @@ struct Shape {
 };
 // The last: a decode shape in three key chunks (attention.h, the work split), whose single call runs the chunks and
 // their combine in every environment.
-const Shape kShapes[] = {{2, 3, 8, false},   {3, 12, 8, false}, {2, 40, 16, false},
+const Shape kShapes[] = {{2, 3, 8, false},    {3, 12, 8, false}, {2, 40, 16, false},
                          {20, 37, 16, false}, {5, 20, 8, true},  {2, 1100, 8, false}};
 
 struct AttentionCase {
@@ -297,9 +307,8 @@ TEST_P(FpEnvTest, AttentionSpecialRowsAreExactInEveryEnvironment) {
                                   work.size() * sizeof(float)),
                   Status::kOk);
       });
-      RunIn(env, "AttentionWeights", [&] {
-        EXPECT_EQ(api().attention_weights(c.desc, c.q.data(), c.k.data(), weights.data()), Status::kOk);
-      });
+      RunIn(env, "AttentionWeights",
+            [&] { EXPECT_EQ(api().attention_weights(c.desc, c.q.data(), c.k.data(), weights.data()), Status::kOk); });
       for (size_t t = 0; t < d; ++t) EXPECT_EQ(Bits(out[t]), Bits(c.v[hot * d + t])) << "one-hot row" << where;
       for (size_t j = 0; j < s.kv_len; ++j) {
         EXPECT_EQ(Bits(weights[j]), Bits(j == hot ? 1.0f : 0.0f)) << "one-hot weights, key " << j << where;
@@ -312,12 +321,12 @@ TEST_P(FpEnvTest, AttentionSpecialRowsAreExactInEveryEnvironment) {
           EXPECT_TRUE(IsPositiveZero(weights[2 * s.kv_len + j])) << "masked weights" << where;
           EXPECT_EQ(Bits(weights[3 * s.kv_len + j]), Bits(j == inf_key ? 1.0f : 0.0f)) << "+inf weights" << where;
         }
-        for (size_t t = 0; t < d; ++t) EXPECT_EQ(Bits(out[3 * d + t]), Bits(c.v[inf_key * d + t])) << "+inf row" << where;
+        for (size_t t = 0; t < d; ++t)
+          EXPECT_EQ(Bits(out[3 * d + t]), Bits(c.v[inf_key * d + t])) << "+inf row" << where;
       }
     }
   }
 }
-
 
 TEST_P(FpEnvTest, AttentionErrorBoundHoldsInEveryEnvironment) {
   Rng rng;
@@ -340,9 +349,8 @@ TEST_P(FpEnvTest, AttentionErrorBoundHoldsInEveryEnvironment) {
                                   work.size() * sizeof(float)),
                   Status::kOk);
       });
-      RunIn(env, "AttentionWeights", [&] {
-        EXPECT_EQ(api().attention_weights(c.desc, c.q.data(), c.k.data(), weights.data()), Status::kOk);
-      });
+      RunIn(env, "AttentionWeights",
+            [&] { EXPECT_EQ(api().attention_weights(c.desc, c.q.data(), c.k.data(), weights.data()), Status::kOk); });
       for (size_t i = 0; i < s.q_len; ++i) {
         const RefAttentionRow ref = RefAttention(c.desc, c.q.data(), c.k.data(), c.v.data(), i, 0);
         for (size_t t = 0; t < s.head_dim; ++t) {
@@ -390,17 +398,17 @@ TEST_P(FpEnvTest, SplitGivesTheSingleCallsBitsInEveryEnvironment) {
                                       work.size() * sizeof(float)),
                   Status::kOk);
         for (size_t part = parts; part-- > 0;) {
-          EXPECT_EQ(edgeattn::AttentionPart(c.desc, part, c.q.data(), c.k.data(), c.v.data(), split.data(),
-                                            shared.data(), shared.size() * sizeof(float), work.data(),
-                                            work.size() * sizeof(float)),
-                    Status::kOk);
+          EXPECT_EQ(
+              edgeattn::AttentionPart(c.desc, part, c.q.data(), c.k.data(), c.v.data(), split.data(), shared.data(),
+                                      shared.size() * sizeof(float), work.data(), work.size() * sizeof(float)),
+              Status::kOk);
         }
         EXPECT_EQ(edgeattn::AttentionFinish(c.desc, shared.data(), shared.size() * sizeof(float), split.data()),
                   Status::kOk);
       });
       for (size_t t = 0; t < out_size; ++t) {
-        ASSERT_EQ(Bits(split[t]), Bits(single[t])) << s.q_len << "x" << s.kv_len << " element " << t << " under "
-                                                   << env.Name();
+        ASSERT_EQ(Bits(split[t]), Bits(single[t]))
+            << s.q_len << "x" << s.kv_len << " element " << t << " under " << env.Name();
       }
     }
     // The cached split: an F32 cache of 1100 positions, a decode step of 2 queries (3 chunks) and 9 (row blocks).
@@ -438,8 +446,8 @@ TEST_P(FpEnvTest, SplitGivesTheSingleCallsBitsInEveryEnvironment) {
                   Status::kOk);
       });
       for (size_t t = 0; t < single.size(); ++t) {
-        ASSERT_EQ(Bits(split[t]), Bits(single[t])) << "cached q_len " << q_len << " element " << t << " under "
-                                                   << env.Name();
+        ASSERT_EQ(Bits(split[t]), Bits(single[t]))
+            << "cached q_len " << q_len << " element " << t << " under " << env.Name();
       }
     }
   }
@@ -488,9 +496,8 @@ TEST_P(FpEnvTest, DotAndLinearInEveryEnvironment) {
     for (float& v : w) v = rng.Normal();
     for (float& v : bias) v = rng.Normal();
     x[5] = kNaN;  // row 0 all NaN
-    RunIn(env, "Linear", [&] {
-      EXPECT_EQ(api().linear(x.data(), rows, in_f, w.data(), bias.data(), out_f, y.data()), Status::kOk);
-    });
+    RunIn(env, "Linear",
+          [&] { EXPECT_EQ(api().linear(x.data(), rows, in_f, w.data(), bias.data(), out_f, y.data()), Status::kOk); });
     for (size_t r = 0; r < rows; ++r) {
       for (size_t o = 0; o < out_f; ++o) {
         double exact = bias[o], abs_sum = std::fabs(static_cast<double>(bias[o]));
@@ -526,7 +533,8 @@ TEST_P(FpEnvTest, PositionalEncodingInEveryEnvironment) {
         for (size_t c = 0; c < d_model; ++c) {
           const size_t pair = c / 2;
           const double angle = p / std::pow(10000.0, static_cast<double>(2 * pair) / static_cast<double>(d_model));
-          const double exact = static_cast<double>(x[r * d_model + c]) + (c % 2 == 0 ? std::sin(angle) : std::cos(angle));
+          const double exact =
+              static_cast<double>(x[r * d_model + c]) + (c % 2 == 0 ? std::sin(angle) : std::cos(angle));
           const float got = y[r * d_model + c];
           // positional_encoding.h: 1 ULP(out) + (p + 1) 2^-46, in every environment; the pow/sin/cos of the
           // reference add a few 1e-16 * angle.

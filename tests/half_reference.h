@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // binary16 references for the KV cache tests, written from the format's definition (IEEE 754-2008: 1 sign, 5
 // exponent bits biased by 15, 10 mantissa bits; subnormals m 2^-24) with double arithmetic, independently of the
 // library's integer conversion.
@@ -27,7 +28,7 @@ inline double RefRoundToHalf(float x) {
   const double a = std::fabs(static_cast<double>(x));
   if (a >= 65520.0) return std::copysign(HUGE_VAL, static_cast<double>(x));
   int e;
-  std::frexp(a, &e);                      // a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1)
+  std::frexp(a, &e);                        // a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1)
   const int binade = std::max(e - 1, -14);  // subnormal halves share the 2^-14 binade's spacing
   const double ulp = std::ldexp(1.0, binade - 10);
   const double r = std::nearbyint(a / ulp) * ulp;  // a / ulp is exact; nearbyint rounds half to even

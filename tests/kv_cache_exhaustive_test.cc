@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The KV cache's f32 -> binary16 rounding over every float32 bit pattern (EDGEATTN_EXP_SWEEP_STRIDE = 1; emulated
 // builds take every n-th), against the double-precision reference of tests/half_reference.h. The conversion is
 // the same integer code on every path (the cache stores identical bits everywhere), so one run covers them all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV cache: the f16 and int8 storage roundings against independent references, every status rule (an error
 // changes nothing: length, storage bytes, outputs), ring and linear caches bit-identical, the F32 cache against
 // Attention, grouped-query attention, and whole decode loops against a float64 reference built from the stored
@@ -63,9 +64,9 @@ TEST(KvCacheHalf, FloatToHalfRoundsToNearestEven) {
     for (int side = 0; side < 2; ++side) {
       // The half itself and the midpoint to the next one, as float bit patterns (the midpoint is a float:
       // 11 significant bits + 1).
-      const double center = side == 0 ? RefHalfValue(static_cast<uint16_t>(h))
-                                      : (RefHalfValue(static_cast<uint16_t>(h)) +
-                                         RefHalfValue(static_cast<uint16_t>(h + 1))) / 2;
+      const double center =
+          side == 0 ? RefHalfValue(static_cast<uint16_t>(h))
+                    : (RefHalfValue(static_cast<uint16_t>(h)) + RefHalfValue(static_cast<uint16_t>(h + 1))) / 2;
       const float c = static_cast<float>(center);
       ASSERT_EQ(static_cast<double>(c), center);
       uint32_t cb;
@@ -168,7 +169,8 @@ AttentionDesc CachedDesc(size_t q_len, const KvCacheDesc& c, size_t num_heads, M
 }
 
 // Runs attention against the cache; out gets q_len * num_heads * value_dim floats.
-Status RunCached(const Api& api, const AttentionDesc& d, const float* q, const KvCache& cache, std::vector<float>& out) {
+Status RunCached(const Api& api, const AttentionDesc& d, const float* q, const KvCache& cache,
+                 std::vector<float>& out) {
   const size_t ws_size = api.attention_cached_workspace_size(d, cache);
   EXPECT_NE(ws_size, 0u);
   std::vector<unsigned char> ws(ws_size + 5);
@@ -600,13 +602,11 @@ TEST_P(KvCacheTest, ShortStorageIsWorkspaceTooSmallAfterArguments) {
     const AttentionDesc d = CachedDesc(1, c, 1, MaskKind::kCausal);
     std::vector<float> q(4, 0.5f), out(4, 7.0f);
     std::vector<unsigned char> ws(edgeattn::AttentionCachedWorkspaceBytes(1, 1, 1, 4, 4, 8));
-    EXPECT_EQ(api().attention_cached(d, q.data(), shrunk, out.data(), ws.data(), ws.size()),
-              Status::kWorkspaceTooSmall)
+    EXPECT_EQ(api().attention_cached(d, q.data(), shrunk, out.data(), ws.data(), ws.size()), Status::kWorkspaceTooSmall)
         << short_size;
     AttentionDesc bad = d;
     bad.scale = -1.0f;
-    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()),
-              Status::kInvalidArgument)
+    EXPECT_EQ(api().attention_cached(bad, q.data(), shrunk, out.data(), ws.data(), ws.size()), Status::kInvalidArgument)
         << short_size;
     bad = d;
     bad.q_len = 4;  // more causal queries than positions
@@ -645,12 +645,11 @@ TEST_P(KvCacheTest, RouteIsChosenFromShapeAlignmentTargetAndMode) {
       for (const TestCache* tc : {&long_cache, &short_cache}) {  // several key chunks, and one
         const KvCacheDesc& cd = tc->desc();
         EXPECT_EQ(KvRouteForTest(CachedDesc(1, cd, 2, MaskKind::kCausal), tc->cache), decode) << what;
-        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries - 1, cd, 1, MaskKind::kNone),
-                                 tc->cache),
-                  decode)
+        EXPECT_EQ(
+            KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries - 1, cd, 1, MaskKind::kNone), tc->cache),
+            decode)
             << what;
-        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries, cd, 1, MaskKind::kCausal),
-                                 tc->cache),
+        EXPECT_EQ(KvRouteForTest(CachedDesc(edgeattn::kAttentionTiledMinQueries, cd, 1, MaskKind::kCausal), tc->cache),
                   KvRoute::kConverted)
             << what;
         if (kHasFpControl) {
@@ -743,9 +742,9 @@ TEST_P(KvCacheTest, F32CacheMatchesAttention) {
         std::vector<float> direct(cached.size(), kNaN);
         std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(full));
         if (IsScalarPath()) {
-          ASSERT_EQ(edgeattn::scalar::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(),
-                                                ws.size()),
-                    Status::kOk);
+          ASSERT_EQ(
+              edgeattn::scalar::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+              Status::kOk);
           ASSERT_EQ(std::memcmp(direct.data(), cached.data(), cached.size() * 4), 0)
               << "length " << length << " q_len " << q_len;
         } else if (q_len < edgeattn::kAttentionTiledMinQueries && length > 16) {
@@ -807,13 +806,17 @@ TEST_P(KvCacheTest, NonFiniteValuesReachOnlyRowsThatSeeThem) {
 TEST_P(KvCacheTest, F16CacheOfHalvesGivesTheF32CachesBits) {
   Rng rng;
   const size_t n = 300, dk = 37, dv = 29;
-  const KvCacheDesc c32 = MakeCacheDesc(KvType::kF32, 1, dk, dv, n, 0), c16 = MakeCacheDesc(KvType::kF16, 1, dk, dv, n, 0);
+  const KvCacheDesc c32 = MakeCacheDesc(KvType::kF32, 1, dk, dv, n, 0),
+                    c16 = MakeCacheDesc(KvType::kF16, 1, dk, dv, n, 0);
   std::vector<float> k, v;
   RandomRows(rng, c32, n, k, v);
   for (std::vector<float>* x : {&k, &v}) {
     for (float& e : *x) {
       const size_t kind = rng.Index(8);
-      const float f = kind == 0 ? e * 0x1p-20f : kind == 1 ? (e < 0 ? -65504.0f : 65504.0f) * 1e-4f : kind == 2 ? -0.0f : e;
+      const float f = kind == 0   ? e * 0x1p-20f
+                      : kind == 1 ? (e < 0 ? -65504.0f : 65504.0f) * 1e-4f
+                      : kind == 2 ? -0.0f
+                                  : e;
       e = edgeattn::internal::HalfBitsToFloat(edgeattn::internal::FloatToHalfBits(f));
     }
   }
@@ -947,8 +950,7 @@ TEST_P(KvCacheTest, FixedCacheMatchesTheRuntimeCache) {
   ASSERT_LT(g_fixed_used, 16u);
   FixedCache& g_fixed = g_fixed_caches[g_fixed_used++];
   static_assert(FixedCache::kStorageBytes == edgeattn::KvCacheStorageBytes(KvType::kQ8, 2, 8, 4, 16, 6), "");
-  static_assert(FixedCache::WorkspaceBytes(1, 4) == edgeattn::AttentionCachedWorkspaceBytes(1, 4, 2, 8, 4, 16, 6),
-                "");
+  static_assert(FixedCache::WorkspaceBytes(1, 4) == edgeattn::AttentionCachedWorkspaceBytes(1, 4, 2, 8, 4, 16, 6), "");
   Rng rng;
   ASSERT_EQ(g_fixed.length(), 0u);
   TestCache tc(FixedCache::Desc());
@@ -1000,8 +1002,8 @@ TEST_P(KvCacheTest, CApiWrapsTheSameCache) {
   ASSERT_FALSE(ws.empty());
   std::vector<float> out(8), expected;
   ASSERT_EQ(edgeattn_attention_cached(&ad, k.data(), &cache, out.data(), ws.data(), ws.size()), EDGEATTN_OK);
-  KvCache view(edgeattn::internal::KvCacheState{
-      MakeCacheDesc(KvType::kF16, 1, 8, 8, 4, 0), storage.data(), storage.size(), cache.length});
+  KvCache view(edgeattn::internal::KvCacheState{MakeCacheDesc(KvType::kF16, 1, 8, 8, 4, 0), storage.data(),
+                                                storage.size(), cache.length});
   ASSERT_EQ(RunCached(SimdApi(), CachedDesc(1, view.desc(), 1, MaskKind::kCausal), k.data(), view, expected),
             Status::kOk);
   EXPECT_EQ(out, expected);
@@ -1028,7 +1030,8 @@ TEST_P(KvCacheTest, F16AndQ8DecodeStepsGiveTheF32CachesBitsOnTheStoredValues) {
   for (size_t trial = 0; trial < kTrials; ++trial) {
     const KvType type = trial % 2 == 0 ? KvType::kF16 : KvType::kQ8;
     const size_t kv_heads = 1 + rng.Index(2), group = 1 + trial / 2 % 6;
-    const size_t dk = trial % 6 == 1 ? 128 : 1 + rng.Index(70), dv = trial % 6 == 3 ? 64 + rng.Index(3) : 1 + rng.Index(70);
+    const size_t dk = trial % 6 == 1 ? 128 : 1 + rng.Index(70),
+                 dv = trial % 6 == 3 ? 64 + rng.Index(3) : 1 + rng.Index(70);
     const size_t tokens = 1 + rng.Index(kMaxTokens);
     const size_t window = rng.Bernoulli(0.5) ? 0 : 1 + rng.Index(tokens + 20);
     const size_t capacity = window == 0 ? tokens + rng.Index(4) : window + 7 + rng.Index(3);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Library-wide queries: version, status strings, and that forcing a target makes the SIMD path run on it.
 #include <gtest/gtest.h>
 

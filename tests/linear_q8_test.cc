@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8: ACT_Q8 bit for bit against the contract's formula written out here (its own quantiser, its own
 // loops: not the library's scalar path), on every path, every int8 kernel this CPU has, random shapes, tails,
 // misalignments and special rows; ACT_F32 within its stated bound; the quantiser against its rule and against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear projection: the documented bound on every path, for output widths covering every tail, with and
 // without bias, misaligned; bad inputs leave y untouched.
 #include "edgeattn/linear.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The paths a long test (label "long": the exhaustive sweeps, the softmax statistics) runs on: every path this CPU
 // supports, or only those named in the environment variable EDGEATTN_TEST_LONG_PATHS (target names as test names
 // print them, separated by commas: "SVE,SVE2"). A test preset sets it where another preset of the same build has

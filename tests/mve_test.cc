@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Helium (MVE) kernels of lib/*/*_mve.h, called directly on the Cortex-M55 board, against the contracts of
 // the public headers in their flush-to-zero form (MVE flushes subnormals: lib/common/mve.h), on fresh random
 // inputs over every tail and misalignment, with guard words (signalling NaNs: a read past an array's end would
@@ -73,11 +74,11 @@ float32x4_t Splat(float x) {
   volatile float v = x;  // a value the compiler cannot see
   return vdupq_n_f32(v);
 }
-#define EDGEATTN_MVE_BINARY(name, insn)                                                     \
-  float32x4_t name(float32x4_t a, float32x4_t b) {                                          \
-    float32x4_t r;                                                                           \
-    __asm__ volatile(insn " %q0, %q1, %q2" : "=w"(r) : "w"(a), "w"(b));                      \
-    return r;                                                                                \
+#define EDGEATTN_MVE_BINARY(name, insn)                                 \
+  float32x4_t name(float32x4_t a, float32x4_t b) {                      \
+    float32x4_t r;                                                      \
+    __asm__ volatile(insn " %q0, %q1, %q2" : "=w"(r) : "w"(a), "w"(b)); \
+    return r;                                                           \
   }
 EDGEATTN_MVE_BINARY(Vadd, "vadd.f32")
 EDGEATTN_MVE_BINARY(Vsub, "vsub.f32")
@@ -85,9 +86,9 @@ EDGEATTN_MVE_BINARY(Vmul, "vmul.f32")
 EDGEATTN_MVE_BINARY(Vmaxnm, "vmaxnm.f32")
 #define EDGEATTN_MVE_COMPARE(name, cond)                                                       \
   uint32_t name(float32x4_t a, float32x4_t b) {                                                \
-    uint32_t p;                                                                                 \
+    uint32_t p;                                                                                \
     __asm__ volatile("vcmp.f32 " cond ", %q1, %q2\n\tvmrs %0, p0" : "=r"(p) : "w"(a), "w"(b)); \
-    return p & 0xFFFFu;                                                                         \
+    return p & 0xFFFFu;                                                                        \
   }
 EDGEATTN_MVE_COMPARE(VcmpLt, "lt")
 EDGEATTN_MVE_COMPARE(VcmpLe, "le")
@@ -114,7 +115,7 @@ TEST(MveUnitTest, RoundsToNearestInEveryModeFlushesSubnormalsAndGivesTheDefaultN
     const float scalar = r == kUpward ? one + t : r == kDownward ? -one - t : one - t;
     EXPECT_EQ(Bits(scalar) == Bits(r == kDownward ? -1.0f : 1.0f), r == kToNearest) << kRoundingNames[r];
   }
-  EXPECT_EQ(Lane(Vmul(Splat(0x1p-140f), Splat(2.0f)), 1), 0u);                // a subnormal input reads as 0
+  EXPECT_EQ(Lane(Vmul(Splat(0x1p-140f), Splat(2.0f)), 1), 0u);               // a subnormal input reads as 0
   EXPECT_EQ(Lane(Vmul(Splat(-0x1p-70f), Splat(0x1p-70f)), 3), 0x80000000u);  // a subnormal result is -0
   volatile float subnormal = 0x1p-140f;
   EXPECT_NE(subnormal * 2.0f, 0.0f);  // the scalar FPU keeps gradual underflow
@@ -122,7 +123,7 @@ TEST(MveUnitTest, RoundsToNearestInEveryModeFlushesSubnormalsAndGivesTheDefaultN
   float payload;
   std::memcpy(&payload, &payload_bits, sizeof payload);
   const float32x4_t nan = Splat(payload), one = Splat(1.0f);
-  EXPECT_EQ(Lane(Vadd(nan, one), 0), 0x7FC00000u);  // the default NaN
+  EXPECT_EQ(Lane(Vadd(nan, one), 0), 0x7FC00000u);   // the default NaN
   EXPECT_EQ(Lane(Vmaxnm(nan, one), 0), Bits(1.0f));  // VMAXNM drops NaN
   // Comparisons follow Arm's condition codes: LT and LE hold for unordered operands, GT and GE do not.
   EXPECT_EQ(VcmpLt(nan, one), 0xFFFFu);
@@ -203,8 +204,8 @@ float ExpInput(Rng& rng) {
 
 TEST(MveExpTest, BoundOverEveryTailMisalignmentModeAndInPlace) {
   Rng rng;
-  const float specials[] = {kNaN, kInf, -kInf, 0.0f, -0.0f, FLT_MAX, -FLT_MAX, 88.7228317f, 88.7228394f,
-                            -87.3365479f, -87.0f, 43.0f, 0x1p-140f, -103.97f, -150.0f, 100.0f};
+  const float specials[] = {kNaN,        kInf,         -kInf,  0.0f,  -0.0f,     FLT_MAX,  -FLT_MAX, 88.7228317f,
+                            88.7228394f, -87.3365479f, -87.0f, 43.0f, 0x1p-140f, -103.97f, -150.0f,  100.0f};
   for (Rounding mode : kModes) {
     for (size_t n = 0; n <= kMaxTailTestLength; ++n) {
       for (size_t m = 0; m < 4; ++m) {
@@ -257,8 +258,8 @@ TEST(MveSoftmaxTest, BoundOverRowsTailsMisalignmentsAndModes) {
   Rng rng;
   for (Rounding mode : kModes) {
     const double ulps = mode == kToNearest ? 4.0 : 8.0;
-    for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{7}, size_t{8}, size_t{9},
-                     size_t{16}, size_t{17}, size_t{33}, size_t{49}, size_t{300}, size_t{1024}}) {
+    for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{4}, size_t{5}, size_t{7}, size_t{8}, size_t{9}, size_t{16},
+                     size_t{17}, size_t{33}, size_t{49}, size_t{300}, size_t{1024}}) {
       for (size_t kind = 0; kind < 5; ++kind) {
         const size_t m = rng.Index(4);
         GuardedBuffer in(n, m), out(n, (m + 1) % 4);
@@ -343,8 +344,9 @@ void CheckLayerNorm(const std::vector<float>& x, size_t cols, const float* w, co
   for (size_t j = 0; j < cols; ++j) {
     const double wj = w != nullptr ? w[j] : 1.0, bj = b != nullptr ? b[j] : 0.0;
     const double exact = (xf[j] - mu) * rho * wj + bj;
-    const double bound = std::fabs(wj) * rho * ((n / 2 + 7) * kU * std::fabs(xf[j] - mu) + (n + 8) * 0x1p-46 * max_abs) +
-                         kU * std::fabs(exact) + (n + 2) * kFlushTiny * std::fabs(wj) * (1 + rho) + kFlushTiny;
+    const double bound =
+        std::fabs(wj) * rho * ((n / 2 + 7) * kU * std::fabs(xf[j] - mu) + (n + 8) * 0x1p-46 * max_abs) +
+        kU * std::fabs(exact) + (n + 2) * kFlushTiny * std::fabs(wj) * (1 + rho) + kFlushTiny;
     EXPECT_LE(std::fabs(y[j] - exact), bound) << "cols=" << cols << " j=" << j << " x=" << x[j];
   }
 }
@@ -406,22 +408,22 @@ void ActivationArray(Activation act, const float* x, float* y, size_t n) { mve::
 bool CheckActivation(Activation act, float x, float got, double* worst) {
   double ulp = 0;
   const bool ok = MeetsContract(act, Expected(act, x), got, &ulp);
-  EXPECT_TRUE(ok) << ActivationName(act) << "(" << std::setprecision(9) << x << ") = " << got << " ("
-                  << ulp << " ULP)";
+  EXPECT_TRUE(ok) << ActivationName(act) << "(" << std::setprecision(9) << x << ") = " << got << " (" << ulp << " ULP)";
   *worst = std::max(*worst, ulp);
   return ok;
 }
 
 TEST(MveActivationTest, EveryTailMisalignmentSpecialsAndInPlace) {
   Rng rng;
-  const float specials[] = {kNaN, kInf, -kInf, 0.0f, -0.0f, FLT_MAX, -FLT_MAX, 0x1p-140f, -0x1p-140f, FLT_MIN,
-                            -FLT_MIN, -91.8f, -88.7f, -15.0f, -11.0f, -120.0f};
+  const float specials[] = {kNaN,       kInf,    -kInf,    0.0f,   -0.0f,  FLT_MAX, -FLT_MAX, 0x1p-140f,
+                            -0x1p-140f, FLT_MIN, -FLT_MIN, -91.8f, -88.7f, -15.0f,  -11.0f,   -120.0f};
   for (Activation act : kAllActivations) {
     double worst = 0;
     for (size_t n = 0; n <= kMaxTailTestLength; ++n) {
       for (size_t m = 0; m < 4; ++m) {
         GuardedBuffer in(n, m), out(n, (m + 1) % 4);
-        for (size_t i = 0; i < n; ++i) in[i] = rng.Bernoulli(0.15) ? specials[rng.Index(16)] : ActivationRandomInput(rng);
+        for (size_t i = 0; i < n; ++i)
+          in[i] = rng.Bernoulli(0.15) ? specials[rng.Index(16)] : ActivationRandomInput(rng);
         GuardedBuffer same = in;
         ActivationArray(act, in.data(), out.data(), n);
         ActivationArray(act, same.data(), same.data(), n);
@@ -449,7 +451,8 @@ TEST(MveActivationTest, SampledSweepOfAllFloats) {
         std::memcpy(&in[count], &b, sizeof b);
       }
       ActivationArray(act, in.data(), out.data(), count);
-      for (size_t i = 0; i < count && failures < 10; ++i) failures += CheckActivation(act, in[i], out[i], &worst) ? 0 : 1;
+      for (size_t i = 0; i < count && failures < 10; ++i)
+        failures += CheckActivation(act, in[i], out[i], &worst) ? 0 : 1;
     }
     printf("mve %s sweep: max %.2f ULP (bound %.0f)\n", ActivationName(act), worst, MaxUlp(act));
   }
@@ -482,7 +485,8 @@ TEST(MveActivationTest, GatedWithinBoundTimesUpPlusOneRoundingAndAddRoundsToNear
       GuardedBuffer a(n, m), b(n, (m + 3) % 4), y(n, (m + 1) % 4);
       for (size_t i = 0; i < n; ++i) {
         a[i] = rng.Uniform(-2.0f, 2.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
-        b[i] = rng.Bernoulli(0.05) ? -a[i] : rng.Uniform(-2.0f, 2.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
+        b[i] = rng.Bernoulli(0.05) ? -a[i]
+                                   : rng.Uniform(-2.0f, 2.0f) * std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
       }
       {
         ScopedFpEnv env(Mode(mode));
@@ -502,8 +506,8 @@ TEST(MveRopeTest, TableBoundBothLayoutsPartialRotationEveryMode) {
   struct Shape {
     size_t heads, head_dim, rotary_dim;
   };
-  const Shape shapes[] = {{1, 2, 2}, {2, 6, 6}, {3, 8, 8}, {1, 10, 10}, {2, 12, 8}, {1, 16, 14}, {2, 64, 64},
-                          {1, 34, 30}, {4, 18, 18}};
+  const Shape shapes[] = {{1, 2, 2},   {2, 6, 6},   {3, 8, 8},   {1, 10, 10}, {2, 12, 8},
+                          {1, 16, 14}, {2, 64, 64}, {1, 34, 30}, {4, 18, 18}};
   const size_t kSeq = 3, kFirst = 1000;
   for (Rounding mode : kModes) {
     for (const Shape& s : shapes) {
@@ -531,7 +535,8 @@ TEST(MveRopeTest, TableBoundBothLayoutsPartialRotationEveryMode) {
               const double xa = Flushed(before[ia]), xb = Flushed(before[ib]);
               const double ya = xa * std::cos(angle) - xb * std::sin(angle);
               const double yb = xb * std::cos(angle) + xa * std::sin(angle);
-              const double bound = (3 * u + (position + 1) * 0x1p-46) * (std::fabs(xa) + std::fabs(xb)) + 3 * kFlushTiny;
+              const double bound =
+                  (3 * u + (position + 1) * 0x1p-46) * (std::fabs(xa) + std::fabs(xb)) + 3 * kFlushTiny;
               EXPECT_LE(std::fabs(x[ia] - ya), bound) << (half ? "half" : "interleaved") << " pair " << i;
               EXPECT_LE(std::fabs(x[ib] - yb), bound) << (half ? "half" : "interleaved") << " pair " << i;
             }
@@ -575,8 +580,8 @@ TEST(MveLinearTest, BothLayoutsBoundOverShapesTailsAndModes) {
                   const double p = Flushed(x[r * in + i]) * wv;
                   exact += p, magnitude += std::fabs(p);
                 }
-                const double bound = Gamma(in + 1, UnitRoundoff(mode)) * magnitude +
-                                     static_cast<double>(in + 1) * kFlushTiny;
+                const double bound =
+                    Gamma(in + 1, UnitRoundoff(mode)) * magnitude + static_cast<double>(in + 1) * kFlushTiny;
                 EXPECT_LE(std::fabs(y[r * out + o] - exact), bound)
                     << (transposed ? "transposed " : "") << rows << "x" << in << "x" << out << " at " << r << "," << o;
               }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm and LayerNorm: the bounds of norm.h against a long double reference on every path, over every tail,
 // misalignment, with and without weight and bias, in place; rows offset far from zero, huge and tiny rows;
 // special rows; bad inputs leave y untouched.

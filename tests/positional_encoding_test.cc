@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Positional encoding: the documented bound against a long-double reference on every path, for every width
 // up to 3 vectors + 1 (odd ones too) and positions up to the limit; the paper's formula, not seed 002's.
 #include "edgeattn/positional_encoding.h"
@@ -32,8 +33,7 @@ void CheckPe(const Api& api, Rng& rng, size_t seq, size_t d, size_t first, size_
       const float got = x[r * d + j];
       // positional_encoding.h: 1 ULP of the result + (p + 1) * 2^-46, and 0.5 ULP to nearest (this test's mode;
       // fp_env_test.cc checks the directed modes against the 1 ULP).
-      const double bound =
-          0.5 * UlpOf(static_cast<double>(got)) + std::ldexp(static_cast<double>(first + r + 1), -46);
+      const double bound = 0.5 * UlpOf(static_cast<double>(got)) + std::ldexp(static_cast<double>(first + r + 1), -46);
       ASSERT_LE(std::fabs(static_cast<double>(got - exact)), bound)
           << "d=" << d << " position " << first + r << " column " << j;
     }

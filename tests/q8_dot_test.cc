@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exact int8 dot products for Q8 groups (lib/common/q8_dot_dsp.h: SMLAD, Cortex-M4/M7/M55;
 // lib/common/q8_dot_mve.h: VMLADAVA.S8, Cortex-M55), called directly on the boards: exact sums against an int64
 // reference over every length to 3 vectors past the widest step, every misalignment, the extremes (-128 * -128),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Double-precision references, written from the mathematical definitions (not from the library's code),
 // with the special-value rules the headers document.
 #ifndef EDGEATTN_TESTS_REFERENCE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Determinism (repeated calls give the same bits), thread safety (concurrent calls give the bits of serial
 // calls), and agreement across SIMD targets (which paths give identical bits, measured and printed; the groups
 // that follow from the arithmetic being the same are asserted).
@@ -7,8 +8,8 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <string>
 #if EDGEATTN_TEST_THREADS
 #include <thread>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RoPE: the bound of rope.h against a long double reference on every path, both layouts, partial rotary,
 // positions up to 2^24 - 1; pass-through elements untouched; the layouts are permutations of each other; bad
 // inputs leave x untouched.

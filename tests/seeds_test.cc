@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden values from the seed notebooks (tests/data/), on every path, through the runtime and fixed-shape APIs.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax over 2^20 random rows per path, fresh each run: every element within softmax.h's bound of a double
 // reference, every row sum within 2^-21 of 1. Rows of 1..300 entries in batches of one length; logits from
 // normal, uniform, Cauchy (heavy-tailed), 1e4-offset, huge (+-1e30 with +-FLT_MAX) and tiny distributions,
@@ -12,8 +13,8 @@
 #include <vector>
 
 #include "edgeattn/softmax.h"
-#include "tests/reference.h"
 #include "tests/long_test_paths.h"
+#include "tests/reference.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax: the documented per-element bound and row-sum bound against a double reference on every path, for
 // every row length up to 3 vectors + 1 and longer rows, many logit distributions; then each special value.
 #include "edgeattn/softmax.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/test_util.h"
 
 #include <algorithm>
@@ -12,26 +13,40 @@
 namespace edgeattn_test {
 
 const Api& ScalarApi() {
-  static const Api api = {edgeattn::scalar::Dot,       edgeattn::scalar::Exp,
-                          edgeattn::scalar::Softmax,   edgeattn::scalar::AttentionWorkspaceSize,
-                          edgeattn::scalar::Attention, edgeattn::scalar::AttentionWeights,
-                          edgeattn::scalar::Linear,    edgeattn::scalar::AddPositionalEncoding,
-                          edgeattn::scalar::RmsNorm,   edgeattn::scalar::LayerNorm,
-                          edgeattn::scalar::LinearTransposed, edgeattn::scalar::Rope,
+  static const Api api = {edgeattn::scalar::Dot,
+                          edgeattn::scalar::Exp,
+                          edgeattn::scalar::Softmax,
+                          edgeattn::scalar::AttentionWorkspaceSize,
+                          edgeattn::scalar::Attention,
+                          edgeattn::scalar::AttentionWeights,
+                          edgeattn::scalar::Linear,
+                          edgeattn::scalar::AddPositionalEncoding,
+                          edgeattn::scalar::RmsNorm,
+                          edgeattn::scalar::LayerNorm,
+                          edgeattn::scalar::LinearTransposed,
+                          edgeattn::scalar::Rope,
                           edgeattn::scalar::RopeWithTable,
-                          edgeattn::scalar::AttentionCachedWorkspaceSize, edgeattn::scalar::AttentionCached};
+                          edgeattn::scalar::AttentionCachedWorkspaceSize,
+                          edgeattn::scalar::AttentionCached};
   return api;
 }
 
 const Api& SimdApi() {
-  static const Api api = {edgeattn::Dot,       edgeattn::Exp,
-                          edgeattn::Softmax,   edgeattn::AttentionWorkspaceSize,
-                          edgeattn::Attention, edgeattn::AttentionWeights,
-                          edgeattn::Linear,    edgeattn::AddPositionalEncoding,
-                          edgeattn::RmsNorm,   edgeattn::LayerNorm,
-                          edgeattn::LinearTransposed, edgeattn::Rope,
+  static const Api api = {edgeattn::Dot,
+                          edgeattn::Exp,
+                          edgeattn::Softmax,
+                          edgeattn::AttentionWorkspaceSize,
+                          edgeattn::Attention,
+                          edgeattn::AttentionWeights,
+                          edgeattn::Linear,
+                          edgeattn::AddPositionalEncoding,
+                          edgeattn::RmsNorm,
+                          edgeattn::LayerNorm,
+                          edgeattn::LinearTransposed,
+                          edgeattn::Rope,
                           edgeattn::RopeWithTable,
-                          edgeattn::AttentionCachedWorkspaceSize, edgeattn::AttentionCached};
+                          edgeattn::AttentionCachedWorkspaceSize,
+                          edgeattn::AttentionCached};
   return api;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared test machinery: run a test on every path (scalar + each SIMD target), fresh random inputs with a
 // reproducible seed, buffers at any misalignment with guard words around them, ULP arithmetic.
 #ifndef EDGEATTN_TESTS_TEST_UTIL_H_

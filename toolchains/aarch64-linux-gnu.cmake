@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # AArch64 Linux with Debian's cross compiler (g++-aarch64-linux-gnu) and the arm64 multiarch packages
 # (libhwy-dev:arm64, libgtest-dev:arm64, libbenchmark-dev:arm64). Tests run under qemu-aarch64 (package
 # qemu-user); QEMU_CPU picks the emulated core: cortex-a53 (NEON), max (SVE2, 512-bit), max,sve256=on (SVE_256).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ARMv7-A Linux, hard-float, with NEON (g++-arm-linux-gnueabihf). Debian's armhf default has no NEON, so the
 # flags ask for it; -mfp16-format=ieee is what Highway's NEON target needs for __fp16. Highway is used
 # header-only with its static NEON target (EDGEATTN_STATIC_DISPATCH, set by the arm-linux preset); GoogleTest is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal Cortex-M55 compiled by clang-14 instead of GCC 12.2, for the same QEMU board (mps3-an547).
 # clang compiles; Debian's arm-none-eabi GCC driver links, against its newlib, libstdc++ and libgcc (clang-14
 # brings no bare-metal C or C++ runtime). Board, runner and find modes are arm-none-eabi.cmake's.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal Cortex-M with Debian's arm-none-eabi GCC and newlib (gcc-arm-none-eabi, libnewlib-arm-none-eabi,
 # libstdc++-arm-none-eabi-newlib). EDGEATTN_MCU picks the core, its FPU and the QEMU board that runs the tests
 # (qemu-system-arm, with semihosting for output, arguments and the exit code):

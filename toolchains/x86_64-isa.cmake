@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # x86-64 ISA level for the host toolchain files (x86_64-linux-gcc.cmake, x86_64-linux-clang14.cmake):
 #   EDGEATTN_X86_ISA=""        the compiler's default (baseline x86-64 on Debian)
 #   EDGEATTN_X86_ISA=baseline  -march=x86-64           static dispatch gets Highway's SCALAR (gcc) / EMU128 (clang)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Host x86-64 Linux with Debian's clang-14 (package clang-14); EDGEATTN_X86_ISA selects the ISA level
 # (x86_64-isa.cmake). With clang, Highway's fallback target is EMU128 instead of SCALAR, so the test suite also
 # covers that target.

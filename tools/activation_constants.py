@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates the constants of lib/activation/activation_scalar.h (run with Debian's /usr/bin/python3: numpy, mpmath).
 
 GELU, erf form: for y = |x| >= 0, Phi(-y) = exp(-y^2/2) * Q(y), where Q(y) = Phi(-y) e^(y^2/2) is Mills' ratio over

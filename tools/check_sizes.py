@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Size rule of the library (issue 28): no file under lib/ above 450 lines, no function above 80.
 
 A function's lines run from the first code line of its declaration (after the previous declaration ends) to its

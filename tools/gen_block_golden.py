@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Golden outputs of two transformer layers, computed by PyTorch, for edgeattn's block tests (tests/block_test.cc).
 
 Run with Debian's system python3 and python3-torch (PyTorch 1.13), not a python from a version manager:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes examples/firmware/encoder_data.h: the inputs of the firmware example and its expected output.
 
 The example is one encoder step in the spirit of the seed notebooks (../shared/seeds/): 4 tokens with

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Random-weight llama2.c checkpoints, a tokenizer, and PyTorch's logits for them (examples/llama's tests).
 
     /usr/bin/python3 tools/gen_llama_checkpoints.py --out-dir DIR   # files below into DIR (references need torch)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Code and data size of libedgeattn.a and of programs linked with it, as firmware users budget them.
 
   size_report.py <size tool> <file>...      e.g. size_report.py arm-none-eabi-size libedgeattn.a firmware.elf

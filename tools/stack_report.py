@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Worst-case stack use of every public entry point of libedgeattn, from GCC's call graphs.
 
 The library is compiled with -fstack-usage -fcallgraph-info=su when EDGEATTN_STACK_USAGE is ON (the Cortex-M

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QEMU TCG plugin: counts the guest instructions executed between two marker functions of a firmware, exactly and
 // repeatably (an instruction-count proxy for the Cortex-M boards, which QEMU does not time).
 //
@@ -46,8 +47,8 @@ void qemu_plugin_outs(const char* string);
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
 // ---- State.
-static uint64_t g_start, g_stop;         // marker addresses, Thumb bit cleared
-static uint64_t g_executed, g_mve;       // running totals, bumped by inline code
+static uint64_t g_start, g_stop;    // marker addresses, Thumb bit cleared
+static uint64_t g_executed, g_mve;  // running totals, bumped by inline code
 static uint64_t g_at_start, g_mve_at_start;
 static bool g_in_region;
 static FILE* g_out;
@@ -129,8 +130,8 @@ static int LoadMveAddresses(const char* path) {
   return 0;
 }
 
-__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info,
-                                                               int argc, char** argv) {
+__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc,
+                                                               char** argv) {
   (void)info;
   const char* out = NULL;
   for (int i = 0; i < argc; ++i) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instruction-count benchmark firmware for the Cortex-M boards (scripts/bench-mcu.sh): runs each kernel once per
 // implementation at the MCU shapes of issue 32, each call between the two marker functions that
 // bench/mcu/insn_count_plugin.c counts between. Before each region it prints "region <kernel>/<shape> <impl>"; the
@@ -216,8 +217,10 @@ void ActivationCases() {
     const char* name;
     Activation act;
   };
-  for (const Act a : {Act{"activation/gelu_erf/n=1024", Activation::kGeluErf}, Act{"activation/gelu_tanh/n=1024", Activation::kGeluTanh},
-                      Act{"activation/silu/n=1024", Activation::kSilu}, Act{"activation/relu/n=1024", Activation::kRelu}}) {
+  for (const Act a :
+       {Act{"activation/gelu_erf/n=1024", Activation::kGeluErf},
+        Act{"activation/gelu_tanh/n=1024", Activation::kGeluTanh}, Act{"activation/silu/n=1024", Activation::kSilu},
+        Act{"activation/relu/n=1024", Activation::kRelu}}) {
     for (const Paths& p : kPaths) {
       Region(a.name, p.name, [&] {
         return p.scalar ? edgeattn::scalar::ActivationApply(g_a, g_y, 1024, a.act)
@@ -235,9 +238,8 @@ void ActivationCases() {
   EDGEATTN_MVE_REGION("gated_activation/silu/n=1024",
                       edgeattn::mve::GatedActivationArrayMve(g_a, g_b, g_y, 1024, Activation::kSilu));
   for (const Paths& p : kPaths) {
-    Region("add/n=1024", p.name, [&] {
-      return p.scalar ? edgeattn::scalar::Add(g_a, g_b, g_y, 1024) : edgeattn::Add(g_a, g_b, g_y, 1024);
-    });
+    Region("add/n=1024", p.name,
+           [&] { return p.scalar ? edgeattn::scalar::Add(g_a, g_b, g_y, 1024) : edgeattn::Add(g_a, g_b, g_y, 1024); });
   }
   EDGEATTN_MVE_REGION("add/n=1024", edgeattn::mve::AddArraysMve(g_a, g_b, g_y, 1024));
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The MCU instruction-count benchmark's report (scripts/bench-mcu.sh runs it): a QEMU instruction-count proxy,
 not cycles.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A firmware-style program: one encoder step for 4 tokens (d_model = 8) with every tensor and the attention
 // workspace in static storage, no heap. Embeddings scaled by sqrt(d_model) plus sinusoidal positional encoding,
 // Q/K/V projections, causal self-attention through the compile-time-shape API. Prints the result and exits

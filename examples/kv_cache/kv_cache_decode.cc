@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Token-by-token decoding with a KV cache in static storage: a prompt of 12 tokens prefilled in two chunks, then
 // 40 tokens decoded one at a time through a sliding window of 32 positions kept in a ring of 48 (so the ring
 // wraps and old positions leave the window), with 4 query heads sharing one f16 K/V head (grouped-query
@@ -109,8 +110,8 @@ bool Step(size_t n, double* worst) {
 }  // namespace
 
 int main() {
-  printf("edgeattn %s KV cache example, SIMD target %s, cache %u bytes\n", edgeattn::Version(),
-         edgeattn::SimdTarget(), static_cast<unsigned>(Cache::kStorageBytes));
+  printf("edgeattn %s KV cache example, SIMD target %s, cache %u bytes\n", edgeattn::Version(), edgeattn::SimdTarget(),
+         static_cast<unsigned>(Cache::kStorageBytes));
   double worst = 0.0;
   // Prefill: the prompt in chunks of 8 and 4.
   const size_t chunks[] = {kMaxChunk, kPrompt - kMaxChunk};
@@ -124,8 +125,7 @@ int main() {
     if (!Step(1, &worst)) return 2;
   }
   printf("last token, head 0: %9.5f %9.5f %9.5f %9.5f\n", static_cast<double>(g_out[0][0][0]),
-         static_cast<double>(g_out[0][0][1]), static_cast<double>(g_out[0][0][2]),
-         static_cast<double>(g_out[0][0][3]));
+         static_cast<double>(g_out[0][0][1]), static_cast<double>(g_out[0][0][2]), static_cast<double>(g_out[0][0][3]));
   // attention.h's bound on the stored values is a few float ULPs here (about 1e-7 relative); 1e-5 leaves room
   // and still catches any real error.
   const bool pass = worst <= 1e-5 && g_cache.length() == kTokens;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One Whisper-style encoder layer (pre-norm, as nn.TransformerEncoderLayer(..., activation="gelu", norm_first=True))
  * on a short sequence, from edgeattn's C API only: 8 tokens, d_model 64, 4 heads, feed-forward 256.
  *
@@ -101,21 +102,19 @@ static int encoder_layer(void) {
   }
   if (!check(edgeattn_attention(&desc, &q[0][0], &k[0][0], &v[0][0], &attended[0][0], workspace, sizeof(workspace)),
              "attention") ||
-      !check(edgeattn_linear_transposed(&attended[0][0], SEQ, D, &out_proj_weight[0][0], out_proj_bias, D,
-                                        &normed[0][0]),
-             "out projection") ||
+      !check(
+          edgeattn_linear_transposed(&attended[0][0], SEQ, D, &out_proj_weight[0][0], out_proj_bias, D, &normed[0][0]),
+          "out projection") ||
       !check(edgeattn_add(&x[0][0], &normed[0][0], &h[0][0], SEQ * D), "residual 1")) {
     return 0;
   }
 
   /* Feed-forward block, GELU in erf form (PyTorch's nn.GELU(), which Whisper uses). */
   return check(edgeattn_layer_norm(&h[0][0], SEQ, D, norm2_weight, norm2_bias, eps, &normed[0][0]), "norm2") &&
-         check(edgeattn_linear_transposed(&normed[0][0], SEQ, D, &linear1_weight[0][0], linear1_bias, FFN,
-                                          &ffn[0][0]),
+         check(edgeattn_linear_transposed(&normed[0][0], SEQ, D, &linear1_weight[0][0], linear1_bias, FFN, &ffn[0][0]),
                "linear1") &&
          check(edgeattn_activation_apply(&ffn[0][0], &ffn[0][0], SEQ * FFN, EDGEATTN_ACT_GELU_ERF), "gelu") &&
-         check(edgeattn_linear_transposed(&ffn[0][0], SEQ, FFN, &linear2_weight[0][0], linear2_bias, D,
-                                          &normed[0][0]),
+         check(edgeattn_linear_transposed(&ffn[0][0], SEQ, FFN, &linear2_weight[0][0], linear2_bias, D, &normed[0][0]),
                "linear2") &&
          check(edgeattn_add(&h[0][0], &normed[0][0], &y[0][0], SEQ * D), "residual 2");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny llama decoder that generates tokens greedily, firmware style: a random model in the shape of llama2.c's
 // stories260K (dim 64, 5 layers, 8 query heads over 4 K/V heads, SwiGLU hidden 172, vocabulary 512, context 512),
 // its weights const data computed by the compiler (.rodata: flash on a board), every other buffer static (the five

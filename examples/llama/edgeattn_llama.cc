@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn-llama: llama2.c's run with edgeattn's kernels (issue 31).
 //
 //   edgeattn-llama <checkpoint.bin> [-z tokenizer.bin] [-i "prompt"] [-n steps] [-t temperature] [-p topp]

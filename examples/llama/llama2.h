@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A llama2.c model on edgeattn: a decoder module to copy into an application or firmware (issue 31).
 //
 // What it does, in the order a program calls it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a llama2.c checkpoint from memory: the header, every size against the file's, the Q8 scales.
 // Nothing here reads a byte before knowing the file holds it: the header's length is checked first, the header's
 // values are bounded before any size is computed from them, and the tensors are read only once the file's size

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layout of llama2.c's checkpoint files, shared by the reader (llama2_file.cc) and Init (llama2_model.cc):
 // the tensors of a config in file order, each with its byte offset. Internal to the module.
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_FILE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The forward pass, llama2.c's forward() on edgeattn calls, for a chunk of tokens at once. Each step is one named
 // function, so a profile (callgrind, perf) splits a decode step into its phases: the projections
 // (edgeattn::LinearTransposed or LinearQ8), RoPE, the cache append, attention (edgeattn::AttentionCached) and the

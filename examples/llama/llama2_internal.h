@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small pieces the module's files share (not API).
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_INTERNAL_H_
 #define EDGEATTN_EXAMPLES_LLAMA_LLAMA2_INTERNAL_H_

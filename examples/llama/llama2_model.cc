@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arena and Init: every buffer of a run sized from the config, the weights pointed into the file.
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pool of worker threads for llama2::Parallel (hosted platforms: std::thread). The calling thread is worker 0
 // and works too; workers 1 .. n-1 take part indices from a shared counter, so parts numbered heaviest first
 // (edgeattn's order) end close together. Not part of the module: a firmware or an application with its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sampling with run.c's rules; the softmax is edgeattn's.
 #include "llama2_sampler.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choosing the next token from the logits as llama2.c's run.c does: greedy at temperature 0; otherwise the logits
 // divided by the temperature, a softmax, one draw from run.c's xorshift* generator, and sampling from the whole
 // distribution (top-p <= 0 or >= 1) or from the smallest set of most likely tokens whose probabilities add up to

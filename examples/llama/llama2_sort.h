@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heap sort of an index array, for the tokenizer's vocabulary and the sampler's top-p candidates: in place, no
 // recursion and no allocation (qsort may allocate: glibc's merge sort takes a buffer from malloc), O(n log n).
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_SORT_H_

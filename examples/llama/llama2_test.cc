@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the llama2.c decoder module (examples/llama): logits against PyTorch's float64 forward of the same
 // checkpoints (tools/gen_llama_checkpoints.py writes both into the build tree), the loaders on good and broken
 // bytes, the tokenizer against the script's encoder and run.c's decode rules, the sampler, and the threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tokenizer.bin: checked record by record before anything is indexed, then used in place.
 #include "llama2_tokenizer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // llama2.c's tokenizer.bin: byte-pair encoding of a prompt and the pieces to print for generated tokens, with
 // run.c's rules. The file is used in place; the arena holds two arrays of vocab_size uint32 (each token's offset
 // in the file, and the tokens in byte order of their pieces for lookups). No allocation.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs edgeattn-llama once for a ctest (examples/llama/CMakeLists.txt says what EXPECT means) and prints what it
 # wrote. Arguments: EMULATOR and ARGS ("|"-joined lists), PROGRAM, WORK_DIR, NAME, EXPECT, STDERR_REGEX.
 string(REPLACE "|" ";" emulator "${EMULATOR}")

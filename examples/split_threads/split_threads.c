@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One attention call spread over the application's own threads (issue 20's work split), from the C API only.
  *
  *   split_threads [N]      N threads (default 4, at most 64)
@@ -8,11 +9,11 @@
  *   - a prefill: 96 queries against 96 keys, 8 query heads over 2 KV heads, causal; the threads take part
  *     indices from a shared atomic counter (parts are numbered heaviest first, so the counter balances);
  *   - a decode step: one query per head, 8 query heads over 2 KV heads, against an f16 KV cache of 2000
- *     positions (parts: KV heads x chunks of keys); thread t runs parts t, t + N, t + 2N, ... (a static partition, as an RTOS task per core could).
- * Both meet at a pthread_barrier_t; the thread the barrier elects calls finish. Each result is compared bit for
- * bit with the single call (edgeattn_attention, edgeattn_attention_cached) and with a double-precision
- * reference; the program prints "split_threads: OK" or the mismatch, and exits non-zero on any failure.
- * Valid C11 (<stdatomic.h>) with POSIX threads. */
+ *     positions (parts: KV heads x chunks of keys); thread t runs parts t, t + N, t + 2N, ... (a static partition, as
+ * an RTOS task per core could). Both meet at a pthread_barrier_t; the thread the barrier elects calls finish. Each
+ * result is compared bit for bit with the single call (edgeattn_attention, edgeattn_attention_cached) and with a
+ * double-precision reference; the program prints "split_threads: OK" or the mismatch, and exits non-zero on any
+ * failure. Valid C11 (<stdatomic.h>) with POSIX threads. */
 #define _POSIX_C_SOURCE 200809L /* pthread_barrier_t under -std=c11 */
 #include <math.h>
 #include <pthread.h>
@@ -125,8 +126,8 @@ static edgeattn_status run_split(split_job* job, worker* workers, size_t threads
 
 /* ---- The double reference: out = softmax(q k^T / sqrt(d)) v per query head, causal bottom-right aligned,
    query head h reading KV head h / (heads / kv_heads). Returns the largest relative L2 error of a row of got. */
-static double reference_error(const float* q, const float* k, const float* v, size_t q_len, size_t kv_len,
-                              size_t heads, size_t kv_heads, size_t dim, const float* got) {
+static double reference_error(const float* q, const float* k, const float* v, size_t q_len, size_t kv_len, size_t heads,
+                              size_t kv_heads, size_t dim, const float* got) {
   double worst = 0;
   double* s = (double*)malloc(kv_len * sizeof(double));
   size_t i, h, j, c;

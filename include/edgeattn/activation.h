@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise activations (GELU in PyTorch's erf and tanh forms, SiLU, ReLU), the gated form of SwiGLU/GeGLU,
 // and the residual addition.
 #ifndef EDGEATTN_ACTIVATION_H_

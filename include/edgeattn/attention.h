@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scaled dot-product attention: out = softmax(Q K^T * scale + M) V, runtime and compile-time shapes.
 #ifndef EDGEATTN_ATTENTION_H_
 #define EDGEATTN_ATTENTION_H_
@@ -71,8 +72,8 @@ constexpr size_t TiledFloats(size_t q_len, size_t kv_len, size_t head_dim) {
 // partial output row (value_dim) after the chunk's scores.
 constexpr size_t RowFloats(size_t q_len, size_t kv_len, size_t value_dim) {
   return !(q_len < kAttentionTiledMinQueries && kv_len > kAttentionKeyChunk) ? kv_len
-         : value_dim > kMaxWorkspaceFloats - kv_len                         ? kMaxWorkspaceFloats + 1
-                                                                            : kv_len + value_dim;
+         : value_dim > kMaxWorkspaceFloats - kv_len                          ? kMaxWorkspaceFloats + 1
+                                                                             : kv_len + value_dim;
 }
 constexpr size_t WorkspaceFloats(size_t q_len, size_t kv_len, size_t head_dim, size_t value_dim) {
   return RowFloats(q_len, kv_len, value_dim) > TiledFloats(q_len, kv_len, head_dim)
@@ -116,8 +117,8 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // weighted sum. The row path sums keys in blocks of 32, the tiled path in tiles of 64 keys and the decode path
 // in tiles of 256 within chunks of 512 keys, the chunks' partial sums then combined in order; their online
 // softmax rescales a row's earlier sum by e^(m_old - m_new) at most once per tile or chunk boundary (at most
-// |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <= 512 and head
-// widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when
+// |J|/64 times, <= 6u each: the |J|/8 above). Typical errors grow far slower than |J|: on random N(0,1) data with L <=
+// 512 and head widths up to 128, the relative L2 error per row, measured against ||sum_j p_j |v_j| || (= ||out|| when
 // nothing cancels), is at most about 2e-7 on the row path and 5e-7 on the tiled path; the tests assert 1e-6.
 // The bound assumes rounding to nearest and holds with flush-to-zero on; under a directed rounding mode it
 // holds with u = 2^-23 and eta = 2^-20 on every path: the SIMD path reads the rounding mode once per call and,

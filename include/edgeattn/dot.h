@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot product of two float arrays.
 #ifndef EDGEATTN_DOT_H_
 #define EDGEATTN_DOT_H_

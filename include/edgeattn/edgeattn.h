@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* edgeattn C API: allocation-free transformer attention kernels.
  *
  * Valid C99 and C++. Every function is thread-safe and reentrant: the library has no global mutable state
@@ -35,7 +36,7 @@ typedef enum edgeattn_status {
   EDGEATTN_ERROR_INVALID_SHAPE = 2, /* a zero size where one is not allowed, or sizes whose products overflow size_t */
   EDGEATTN_ERROR_INVALID_ARGUMENT = 3, /* non-finite or negative scale, num_heads not a multiple of num_kv_heads, ... */
   EDGEATTN_ERROR_WORKSPACE_TOO_SMALL = 4, /* a caller buffer (workspace, shared buffer, KV cache storage) too small */
-  EDGEATTN_ERROR_OVERLAP = 5, /* an output overlaps an input where the function does not allow it */
+  EDGEATTN_ERROR_OVERLAP = 5,             /* an output overlaps an input where the function does not allow it */
   /* New status: a linear cache (window = 0) has no room for the positions being appended. */
   EDGEATTN_ERROR_CAPACITY = 6
 } edgeattn_status;
@@ -117,8 +118,8 @@ size_t edgeattn_attention_shared_size(const edgeattn_attention_desc* desc);
    INVALID_SHAPE, INVALID_ARGUMENT (edgeattn_attention's, and a bad part index), WORKSPACE_TOO_SMALL (workspace or
    shared too small), OVERLAP (edgeattn_attention's, and shared overlapping an input, out or the workspace). */
 edgeattn_status edgeattn_attention_part(const edgeattn_attention_desc* desc, size_t part, const float* q,
-                                        const float* k, const float* v, float* out,
-                                        void* shared, size_t shared_size, void* workspace, size_t workspace_size);
+                                        const float* k, const float* v, float* out, void* shared, size_t shared_size,
+                                        void* workspace, size_t workspace_size);
 /* After every part has returned: combines the key-split partial results in a fixed order into `out`.
    Call it even when the shared size is 0 (it then only checks its arguments and returns EDGEATTN_OK). */
 edgeattn_status edgeattn_attention_finish(const edgeattn_attention_desc* desc, void* shared, size_t shared_size,
@@ -272,8 +273,8 @@ edgeattn_status edgeattn_linear_q8(const float* x, size_t rows, const edgeattn_q
    quantizes all of x), at most 16. A bad part index is INVALID_ARGUMENT. */
 size_t edgeattn_linear_q8_part_count(size_t rows, const edgeattn_q8_matrix* w);
 edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
-                                        edgeattn_q8_activations act, size_t part, float* y,
-                                        void* workspace, size_t workspace_size);
+                                        edgeattn_q8_activations act, size_t part, float* y, void* workspace,
+                                        size_t workspace_size);
 
 /* ---- Elementwise activations (activation.h has the full contracts). For these three functions n = 0 is valid
    and the arrays may then be NULL (an unknown act is still EDGEATTN_ERROR_INVALID_ARGUMENT); n * sizeof(float)
@@ -286,9 +287,11 @@ typedef enum edgeattn_activation {
 } edgeattn_activation;
 
 /* y[i] = act(x[i]). Max error where the result is a normal float: GELU erf 6 ULP, GELU tanh 5 ULP, SiLU 5 ULP
-   (measured over all 2^32 inputs on x86-64: 4.91, 3.50, 3.46; ARMv7 NEON, sampled: 5.07, 3.41, 3.94); results below FLT_MIN may flush to +0 or -0; +inf gives
-   +inf, -inf gives -0, NaN gives NaN. ReLU is exact: +0 for x <= 0 (also -0), NaN stays NaN. */
-edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act); /* y == x allowed */
+   (measured over all 2^32 inputs on x86-64: 4.91, 3.50, 3.46; ARMv7 NEON, sampled: 5.07, 3.41, 3.94); results below
+   FLT_MIN may flush to +0 or -0; +inf gives +inf, -inf gives -0, NaN gives NaN. ReLU is exact: +0 for x <= 0 (also -0),
+   NaN stays NaN. */
+edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n,
+                                          edgeattn_activation act); /* y == x allowed */
 
 /* y = act(gate) * up: SwiGLU with SILU, GeGLU with GELU_*; within act's bound times |up| plus one rounding.
    y may alias gate or up. */
@@ -334,8 +337,8 @@ typedef struct edgeattn_kv_cache { /* set by edgeattn_kv_cache_init; callers tre
 size_t edgeattn_kv_cache_storage_size(const edgeattn_kv_cache_desc* desc); /* bytes, any alignment; 0 if invalid */
 /* NULL_POINTER, INVALID_SHAPE (a zero size, an overflowing byte count), INVALID_ARGUMENT (unknown type,
    window > capacity), WORKSPACE_TOO_SMALL (storage_size below edgeattn_kv_cache_storage_size(desc)). */
-edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache* cache, const edgeattn_kv_cache_desc* desc,
-                                       void* storage, size_t storage_size);
+edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache* cache, const edgeattn_kv_cache_desc* desc, void* storage,
+                                       size_t storage_size);
 /* k [n][num_kv_heads][head_dim], v [n][num_kv_heads][value_dim]; positions length .. length+n-1. n = 0 is OK.
    F16: a finite |x| >= 65520 is INVALID_ARGUMENT; Q8: a non-finite value is INVALID_ARGUMENT; a linear cache
    without room is CAPACITY; k or v overlapping the storage is OVERLAP. A ring keeps the last capacity positions. */
@@ -344,7 +347,8 @@ edgeattn_status edgeattn_kv_cache_append(edgeattn_kv_cache* cache, const float* 
 edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache* cache, size_t length);
 /* One held position as the cache stores it, converted back to float: for inspection and tests. */
 edgeattn_status edgeattn_kv_cache_read(const edgeattn_kv_cache* cache, size_t position,
-                                       float* k /* [num_kv_heads][head_dim] */, float* v /* [num_kv_heads][value_dim] */);
+                                       float* k /* [num_kv_heads][head_dim] */,
+                                       float* v /* [num_kv_heads][value_dim] */);
 
 /* Attention of desc->q_len new queries against the cache. desc: kv_len = 0 (the cache decides), head_dim and
    value_dim equal the cache's, num_kv_heads equals the cache's (or 0 when num_heads equals it), additive_mask NULL.
@@ -357,8 +361,8 @@ edgeattn_status edgeattn_kv_cache_read(const edgeattn_kv_cache* cache, size_t po
    visible positions. out must not overlap q, the storage or the workspace. */
 size_t edgeattn_attention_cached_workspace_size(const edgeattn_attention_desc* desc, const edgeattn_kv_cache* cache);
 edgeattn_status edgeattn_attention_cached(const edgeattn_attention_desc* desc, const float* q,
-                                          const edgeattn_kv_cache* cache, float* out,
-                                          void* workspace, size_t workspace_size);
+                                          const edgeattn_kv_cache* cache, float* out, void* workspace,
+                                          size_t workspace_size);
 
 /* The work split of edgeattn_attention_cached (see edgeattn_attention_part_count above for the promise): parts =
    kv head x block of 32 query rows (one block when q_len < 8) x chunk of 512 visible positions counted from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn C++ API, all kernels. The C API is edgeattn/edgeattn.h.
 #ifndef EDGEATTN_EDGEATTN_HPP_
 #define EDGEATTN_EDGEATTN_HPP_

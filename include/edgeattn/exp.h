@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise exponential with edgeattn's own range reduction and polynomial (no libm).
 #ifndef EDGEATTN_EXP_H_
 #define EDGEATTN_EXP_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV cache: caller-owned storage of the keys and values of past positions, in f32, f16 or int8, and attention
 // of new queries against it (prefill in chunks, then token-by-token decoding). No allocation: the storage and
 // the workspace come from the caller, sized by constexpr functions so that firmware can reserve them statically.
@@ -60,10 +61,11 @@ constexpr size_t KvPositionBytes(KvType type, size_t heads, size_t head_dim, siz
 // overflows size_t. Any alignment.
 constexpr size_t KvCacheStorageBytes(KvType type, size_t num_kv_heads, size_t head_dim, size_t value_dim,
                                      size_t capacity, size_t window = 0) noexcept {
-  return window > capacity ? 0
-                           : internal::KvAdd(internal::kKvHeaderBytes,
-                                             internal::KvMul(capacity, internal::KvPositionBytes(
-                                                                           type, num_kv_heads, head_dim, value_dim)));
+  return window > capacity
+             ? 0
+             : internal::KvAdd(
+                   internal::kKvHeaderBytes,
+                   internal::KvMul(capacity, internal::KvPositionBytes(type, num_kv_heads, head_dim, value_dim)));
 }
 size_t KvCacheStorageSize(const KvCacheDesc& desc) noexcept;
 
@@ -113,7 +115,7 @@ class KvCache {
   [[nodiscard]] Status Read(size_t position, float* k, float* v) const noexcept;
 
   size_t length() const noexcept { return state_.length; }  // positions appended (not reduced by the window)
-  size_t OldestPosition() const noexcept;                    // first held position (length() when empty)
+  size_t OldestPosition() const noexcept;                   // first held position (length() when empty)
   const KvCacheDesc& desc() const noexcept { return state_.desc; }
   const internal::KvCacheState& state() const noexcept { return state_; }
 
@@ -122,8 +124,8 @@ class KvCache {
 };
 
 namespace internal {
-constexpr size_t kKvScalarTile = 32;    // keys per tile of the scalar path (attention_driver.h's kKeyBlock)
-constexpr size_t kKvDecodeTile = 256;   // keys per tile of the SIMD path (the decode path's kDecodeTile)
+constexpr size_t kKvScalarTile = 32;   // keys per tile of the scalar path (attention_driver.h's kKeyBlock)
+constexpr size_t kKvDecodeTile = 256;  // keys per tile of the SIMD path (the decode path's kDecodeTile)
 constexpr size_t KvMin(size_t a, size_t b) { return a < b ? a : b; }
 // The larger of two counts, 0 (overflow) if either is 0.
 constexpr size_t KvMax(size_t a, size_t b) { return a == 0 || b == 0 ? 0 : a < b ? b : a; }
@@ -136,12 +138,12 @@ constexpr size_t KvStateFloats(size_t q_len, size_t group) { return KvRound16(Kv
 // tile of up to 256 positions of K, of V and of weights: a call's positions are all held, so at most capacity).
 constexpr size_t KvWorkspaceFloatsOneChunk(size_t q_len, size_t group, size_t head_dim, size_t value_dim,
                                            size_t capacity, size_t window) {
-  return KvAdd(KvStateFloats(q_len, group),
-               KvMax(KvAdd(KvAdd(window != 0 ? window : capacity,
-                                 KvMul(KvMin(kKvScalarTile, window != 0 ? window : capacity),
-                                       KvAdd(head_dim, value_dim))),
-                           value_dim),
-                     KvMul(KvMin(kKvDecodeTile, capacity), KvAdd(KvAdd(head_dim, value_dim), 1))));
+  return KvAdd(
+      KvStateFloats(q_len, group),
+      KvMax(KvAdd(KvAdd(window != 0 ? window : capacity,
+                        KvMul(KvMin(kKvScalarTile, window != 0 ? window : capacity), KvAdd(head_dim, value_dim))),
+                  value_dim),
+            KvMul(KvMin(kKvDecodeTile, capacity), KvAdd(KvAdd(head_dim, value_dim), 1))));
 }
 // Floats a call split into key chunks (attention.h, the work split) needs on top: per (query row, query head of the
 // group) the combined state (4 floats) and one chunk's partial output row. Only for fewer than
@@ -169,10 +171,10 @@ constexpr size_t AttentionCachedWorkspaceBytes(size_t q_len, size_t num_heads, s
                                                size_t value_dim, size_t capacity, size_t window = 0) noexcept {
   return q_len == 0 || num_heads == 0 || num_kv_heads == 0 || num_heads % num_kv_heads != 0 || head_dim == 0 ||
                  value_dim == 0 || capacity == 0 ||
-                 internal::KvWorkspaceFloats(q_len, num_heads / num_kv_heads, head_dim, value_dim, capacity,
-                                             window) == 0 ||
-                 internal::KvWorkspaceFloats(q_len, num_heads / num_kv_heads, head_dim, value_dim, capacity,
-                                             window) > internal::kMaxWorkspaceFloats
+                 internal::KvWorkspaceFloats(q_len, num_heads / num_kv_heads, head_dim, value_dim, capacity, window) ==
+                     0 ||
+                 internal::KvWorkspaceFloats(q_len, num_heads / num_kv_heads, head_dim, value_dim, capacity, window) >
+                     internal::kMaxWorkspaceFloats
              ? 0
              : internal::KvWorkspaceFloats(q_len, num_heads / num_kv_heads, head_dim, value_dim, capacity, window) *
                        sizeof(float) +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear projections y = x W + b (W stored [in][out]) and y = x W^T + b (W stored [out][in], PyTorch's layout),
 // to build Q, K and V from embeddings and the MLP of a transformer block.
 #ifndef EDGEATTN_LINEAR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear layers with int8 weights in the llama2.c (runq.c) / ggml Q8_0 scheme: W[o][i] = q[o][i] * scale[o][g],
 // g = i / group_size, symmetric int8 with one float scale per group of group_size inputs, quantised by the KV
 // cache's Q8 rule (one implementation, lib/common/q8.h). The C API (edgeattn.h) is the same contract.

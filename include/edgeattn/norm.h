@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row normalisations of a transformer block: RMSNorm (llama) and LayerNorm (BERT, Whisper, GPT-2).
 #ifndef EDGEATTN_NORM_H_
 #define EDGEATTN_NORM_H_
@@ -22,11 +23,10 @@ namespace edgeattn {
 // inputs and w = weight[j] (1 if null):
 //   |y - y*| <= (cols / 2 + 4) * u * |y*| + (cols + 2) * 2^-149 * |w| + 2^-150,   u = 2^-24.
 // The first term is the relative error of the sum of squares (gamma(cols), halved by the square root) plus four
-// roundings; the others are gradual underflow (2^-150: the output's own rounding when it is subnormal). On SIMD units that flush subnormals to zero (ARMv7 NEON always;
-// x86 if the caller sets FTZ/DAZ) inputs below FLT_MIN count as zero and the second term is (cols + 2) *
-// 2^-126 * |w| (see dot.h).
-// Special rows: an all-zero row (or, where subnormals flush, a row of subnormals) with eps = 0 gives zeros; a row
-// holding an inf or a NaN gives NaN in every output.
+// roundings; the others are gradual underflow (2^-150: the output's own rounding when it is subnormal). On SIMD units
+// that flush subnormals to zero (ARMv7 NEON always; x86 if the caller sets FTZ/DAZ) inputs below FLT_MIN count as zero
+// and the second term is (cols + 2) * 2^-126 * |w| (see dot.h). Special rows: an all-zero row (or, where subnormals
+// flush, a row of subnormals) with eps = 0 gives zeros; a row holding an inf or a NaN gives NaN in every output.
 // Errors: kNullPointer (x or y null), kInvalidShape (rows or cols 0, or a byte count overflows),
 // kInvalidArgument (eps negative, inf or NaN), kOverlap (y overlaps x other than exactly, or overlaps weight).
 [[nodiscard]] Status RmsNorm(const float* x, size_t rows, size_t cols, const float* weight, float eps,

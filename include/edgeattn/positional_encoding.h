@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sinusoidal positional encoding (Vaswani et al., 2017).
 #ifndef EDGEATTN_POSITIONAL_ENCODING_H_
 #define EDGEATTN_POSITIONAL_ENCODING_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding (RoPE; Su et al., 2021), applied in place to query or key heads.
 #ifndef EDGEATTN_ROPE_H_
 #define EDGEATTN_ROPE_H_

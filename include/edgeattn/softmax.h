@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row-wise softmax.
 #ifndef EDGEATTN_SOFTMAX_H_
 #define EDGEATTN_SOFTMAX_H_
@@ -26,12 +27,12 @@ namespace edgeattn {
 // SSSE3, SCALAR, EMU128, ARMv7 NEON, the scalar path); row sums within 1e-7 of 1.
 // Where the error comes from: the shifted exp's <= 1.19 ULP (1.44 without FMA; measured on x86 over every
 // float argument of its range) is a relative error, and dividing by the row sum can move the result to the
-// top of its binade, where the same relative error is twice as many ULPs; the division adds 0.5. What is not lost: x - m is computed with its rounding error (2Sum) folded into the exp
-// argument, so logits of 1e4 lose nothing; the row sum is accumulated in double per lane, on rows of at least
-// two vectors as a float per lane that starts at 2^65 above every term (so Fast2Sum gives each addition's error
-// exactly) beside the float sum of those errors, both moved to the double lanes every 32 steps (at most 2^-28 of
-// the sum; softmax-inl.h, ExpRowPairs); in float with 2Sum on SCALAR, EMU128 and ARMv7 NEON, which have no double
-// vectors; the quotient is corrected by one Newton step (exact with FMA).
+// top of its binade, where the same relative error is twice as many ULPs; the division adds 0.5. What is not lost: x -
+// m is computed with its rounding error (2Sum) folded into the exp argument, so logits of 1e4 lose nothing; the row sum
+// is accumulated in double per lane, on rows of at least two vectors as a float per lane that starts at 2^65 above
+// every term (so Fast2Sum gives each addition's error exactly) beside the float sum of those errors, both moved to the
+// double lanes every 32 steps (at most 2^-28 of the sum; softmax-inl.h, ExpRowPairs); in float with 2Sum on SCALAR,
+// EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step (exact with FMA).
 // Environment: the bound above assumes rounding to nearest; with flush-to-zero / denormals-are-zero it holds
 // unchanged (entries below FLT_MIN may be +0). Under a directed rounding mode the bound is 8 ULP (row sums
 // within 2^-20; measured 4.4 ULP); the special values and the one-hot answers are exact in every mode, zeros

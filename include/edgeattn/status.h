@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn C++ API: status codes shared by every function.
 #ifndef EDGEATTN_STATUS_H_
 #define EDGEATTN_STATUS_H_

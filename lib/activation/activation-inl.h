@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activations on Highway vectors: the operations of activation_scalar.h, branch-free (both signs are computed and
 // selected per lane), one vector at a time, masked tails.
 
@@ -49,8 +50,8 @@ HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo, V factor) {
   const V magic = hn::Set(d, C::kRoundMagicBiased);
   const V t = hn::MulAdd(w, hn::Set(d, C::kLog2e), magic);
   const V n_float = hn::Sub(t, magic);
-  const V r = hn::Add(hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), w),
-                      hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), w_lo));
+  const V r =
+      hn::Add(hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Hi), w), hn::NegMulAdd(n_float, hn::Set(d, C::kLn2Lo), w_lo));
   const V p = ExpPolynomial(d, r);
   const V s = hn::Mul(factor, hn::BitCast(d, hn::ShiftLeft<23>(hn::BitCast(di, t))));  // factor * 2^(n+64)
   return hn::MulAdd(hn::Mul(s, r), p, s);
@@ -114,8 +115,8 @@ HWY_INLINE V GeluTanh(D d, V x) {
   const V t = hn::Add(c1_hi, c3a2);
   const V t_minus_c1 = hn::Sub(t, c1_hi);  // Knuth's 2Sum: c1 + c3a2 = t + t_sum_error exactly
   const V t_sum_error = hn::Add(hn::Sub(c1_hi, hn::Sub(t, t_minus_c1)), hn::Sub(c3a2, t_minus_c1));
-  const V corrections = hn::Add(hn::MulAdd(c3_hi, a2_lo, c3a2_lo),
-                                hn::MulAdd(hn::Set(d, C::kTanhC3Lo), a2, hn::Set(d, C::kTanhC1Lo)));
+  const V corrections =
+      hn::Add(hn::MulAdd(c3_hi, a2_lo, c3a2_lo), hn::MulAdd(hn::Set(d, C::kTanhC3Lo), a2, hn::Set(d, C::kTanhC1Lo)));
   const V t_lo = hn::Add(t_sum_error, corrections);
   const V z = hn::Mul(a, t);
   const V z_lo = hn::MulAdd(a, t_lo, TwoProductError(d, a, t, z));
@@ -147,8 +148,7 @@ HWY_INLINE V GeluErf(D d, V x) {
   const V a2 = hn::Mul(a, a);
   const V a2_lo = TwoProductError(d, a, a, a2);
   const V minus_half = hn::Set(d, -0.5f);
-  const V big_phi =
-      ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
+  const V big_phi = ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
   const V one = hn::Set(d, 1.0f);
   const V two_to_minus_64 = hn::Set(d, C::kTwoToMinus64);
   const auto negative = hn::Lt(x, hn::Zero(d));

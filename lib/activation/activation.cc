@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activation, gated activation and add entry points: argument checks, then the scalar loop or the dispatched
 // SIMD loop.
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activations on Helium (MVE): the operations of activation-inl.h (algorithm and constants: activation_scalar.h),
 // branch-free on 4-lane vectors with VFMA for Highway's MulAdd and TwoProductError. Contract: activation.h.
 // MVE has no divide: the quotients (SiLU's and GELU tanh's x / (1 + e), the Mills ratio of GELU erf) come from
@@ -62,8 +63,8 @@ inline float32x4_t GeluTanh(float32x4_t x) {
   const float32x4_t t_minus_c1 = vsubq_n_f32(t, C::kTanhC1Hi);  // 2Sum: c1 + c3a2 = t + t_sum_error exactly
   const float32x4_t t_sum_error =
       vsubq_f32(vsubq_f32(c3a2, t_minus_c1), vsubq_n_f32(vsubq_f32(t, t_minus_c1), C::kTanhC1Hi));
-  const float32x4_t corrections = vaddq_f32(vfmaq_n_f32(c3a2_lo, a2_lo, C::kTanhC3Hi),
-                                            vfmaq_n_f32(vdupq_n_f32(C::kTanhC1Lo), a2, C::kTanhC3Lo));
+  const float32x4_t corrections =
+      vaddq_f32(vfmaq_n_f32(c3a2_lo, a2_lo, C::kTanhC3Hi), vfmaq_n_f32(vdupq_n_f32(C::kTanhC1Lo), a2, C::kTanhC3Lo));
   const float32x4_t t_lo = vaddq_f32(t_sum_error, corrections);
   const float32x4_t z = vmulq_f32(a, t);
   const float32x4_t z_lo = vfmaq_f32(vfmaq_f32(vnegq_f32(z), a, t), a, t_lo);
@@ -90,8 +91,7 @@ inline float32x4_t GeluErf(float32x4_t x) {
   const float32x4_t a = vminnmq_f32(vabsq_f32(x), vdupq_n_f32(C::kGeluErfClamp));
   const float32x4_t a2 = vmulq_f32(a, a);
   const float32x4_t a2_lo = vfmaq_f32(vnegq_f32(a2), a, a);
-  const float32x4_t big_phi =
-      ExpScaledBy64(vmulq_n_f32(a2, -0.5f), vmulq_n_f32(a2_lo, -0.5f), GeluErfMillsRatio(a));
+  const float32x4_t big_phi = ExpScaledBy64(vmulq_n_f32(a2, -0.5f), vmulq_n_f32(a2_lo, -0.5f), GeluErfMillsRatio(a));
   const float32x4_t one = vdupq_n_f32(1.0f), two_to_minus_64 = vdupq_n_f32(C::kTwoToMinus64);
   const mve_pred16_t negative = SignBitSet(x);
   // Sign set: (-a Phi(-a) 2^64) 2^-64 (-0 for -0); otherwise x (1 - Phi(-x)); NaN given back quieted.

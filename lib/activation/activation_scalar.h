@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elementwise activations (GELU in its erf and tanh forms, SiLU, ReLU): constants shared by every path, and the
 // scalar implementation, which is the reference algorithm the SIMD path (activation-inl.h) repeats on vectors.
 //

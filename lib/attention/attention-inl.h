@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SIMD attention dispatcher: chooses one path from the shape and calls it (docs/performance.md, The
 // attention paths). The paths live in row-inl.h, tiled-inl.h, decode-inl.h, small-inl.h and
 // packed_small-inl.h; what they share in shared-inl.h.
@@ -102,8 +103,7 @@ HWY_INLINE void AttentionForwardWith(const internal::AttentionProblem& p, const 
 template <class DecodeK, class RowK>
 HWY_INLINE void AttentionPartForwardWith(const internal::AttentionProblem& p, size_t part, const float* q,
                                          const float* k, const float* v, float* out, float* shared, float* scores) {
-  const internal::PartGrid grid =
-      internal::MakePartGrid(p.num_heads, p.q_len, p.kv_len, p.mask != nullptr, p.causal);
+  const internal::PartGrid grid = internal::MakePartGrid(p.num_heads, p.q_len, p.kv_len, p.mask != nullptr, p.causal);
   const internal::PartCoords c = internal::PartOf(grid, part);
   const bool to_nearest = ExpToNearest();
   if (grid.chunks > 1) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention entry points: descriptor and buffer checks, then the scalar or the dispatched SIMD kernels.
 #include <math.h>
 #include <stddef.h>
@@ -177,15 +178,15 @@ size_t AttentionSharedSize(const AttentionDesc& desc) noexcept {
   return ValidSplit(desc, &grid, &layout) ? layout.bytes : 0;
 }
 
-Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k, const float* v,
-                     float* out, void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
+Status AttentionPart(const AttentionDesc& desc, size_t part, const float* q, const float* k, const float* v, float* out,
+                     void* shared, size_t shared_size, void* workspace, size_t workspace_size) noexcept {
   internal::AttentionProblem problem;
   const internal::SplitArgs split{part, shared, shared_size};
   const Status status = CheckAttention(desc, q, k, v, out, workspace, workspace_size, &problem, &split);
   if (status == Status::kOk) {
-    EDGEATTN_DISPATCH(AttentionPartForward)(problem, part, q, k, v, out,
-                                               shared == nullptr ? nullptr : internal::AlignedScratch(shared),
-                                               internal::AlignedScratch(workspace));
+    EDGEATTN_DISPATCH(AttentionPartForward)
+    (problem, part, q, k, v, out, shared == nullptr ? nullptr : internal::AlignedScratch(shared),
+     internal::AlignedScratch(workspace));
   }
   return status;
 }
@@ -219,12 +220,10 @@ Status AttentionFixedShape(const AttentionDesc& desc, const float* q, const floa
   // array type, and the mask comes from the caller.
   const size_t k_row = desc.num_kv_heads * sizeof(float);
   const ByteRange out_range = RangeOf(out, desc.q_len * desc.num_heads * desc.value_dim * sizeof(float));
-  const ByteRange inputs[] = {RangeOf(q, desc.q_len * desc.num_heads * desc.head_dim * sizeof(float)),
-                              RangeOf(k, desc.kv_len * desc.head_dim * k_row),
-                              RangeOf(v, desc.kv_len * desc.value_dim * k_row),
-                              RangeOf(desc.additive_mask, desc.additive_mask == nullptr
-                                                              ? 0
-                                                              : desc.q_len * desc.kv_len * sizeof(float))};
+  const ByteRange inputs[] = {
+      RangeOf(q, desc.q_len * desc.num_heads * desc.head_dim * sizeof(float)),
+      RangeOf(k, desc.kv_len * desc.head_dim * k_row), RangeOf(v, desc.kv_len * desc.value_dim * k_row),
+      RangeOf(desc.additive_mask, desc.additive_mask == nullptr ? 0 : desc.q_len * desc.kv_len * sizeof(float))};
   for (const ByteRange& in : inputs) {
     if (Overlap(out_range, in)) return Status::kOverlap;
   }

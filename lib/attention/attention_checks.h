@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checks every attention entry point shares (Attention, AttentionPart, AttentionFinish and their AttentionCached
 // twins), so that the errors come in one order, written once:
 //   1. kNullPointer      the inputs and out (the cache's storage for AttentionCached);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention control flow shared by the scalar and the SIMD path: which keys a query sees, head grouping,
 // masking, and the order of the three row kernels. The kernels come from a policy class:
 //
@@ -69,8 +70,8 @@ inline float* AlignedScratch(void* workspace) {
 
 // Query row i, head h: scores of the visible keys in `scores`, softmax, P V into the output row.
 template <class Kernels>
-void AttentionRow(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
-                  float* scores, size_t i, size_t h) {
+void AttentionRow(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out, float* scores,
+                  size_t i, size_t h) {
   const size_t g = h / (p.num_heads / p.num_kv_heads);
   const size_t k_stride = p.num_kv_heads * p.head_dim;
   const size_t v_stride = p.num_kv_heads * p.value_dim;
@@ -85,8 +86,8 @@ void AttentionRow(const AttentionProblem& p, const float* q, const float* k, con
 }
 
 template <class Kernels>
-void AttentionRows(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
-                   float* scores, const AttentionRange& r) {
+void AttentionRows(const AttentionProblem& p, const float* q, const float* k, const float* v, float* out, float* scores,
+                   const AttentionRange& r) {
   for (size_t i = r.i_begin; i < r.i_end; ++i) {
     for (size_t h = r.h_begin; h < r.h_end; ++h) AttentionRow<Kernels>(p, q, k, v, out, scores, i, h);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attention paths by name (docs/performance.md, The attention paths). Internal: the dispatcher's choice,
 // and a test-only hook that reports it.
 #ifndef EDGEATTN_LIB_ATTENTION_ATTENTION_PATH_H_
@@ -13,11 +14,11 @@ enum class AttentionPath { kRow, kTiled, kDecode, kSmall, kPackedSmall };
 // "row", "tiled", "decode", "small", "packed_small": the names of the files, tests, benchmark rows and doc
 // sections of each path.
 constexpr const char* AttentionPathName(AttentionPath path) {
-  return path == AttentionPath::kRow           ? "row"
-         : path == AttentionPath::kTiled       ? "tiled"
-         : path == AttentionPath::kDecode      ? "decode"
-         : path == AttentionPath::kSmall       ? "small"
-                                               : "packed_small";
+  return path == AttentionPath::kRow      ? "row"
+         : path == AttentionPath::kTiled  ? "tiled"
+         : path == AttentionPath::kDecode ? "decode"
+         : path == AttentionPath::kSmall  ? "small"
+                                          : "packed_small";
 }
 
 // For tests and benchmarks only: the path Attention takes for desc on the target the dispatcher selects now

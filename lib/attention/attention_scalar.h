@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention row kernels, scalar reference (the policy for attention_driver.h).
 #ifndef EDGEATTN_LIB_ATTENTION_ATTENTION_SCALAR_H_
 #define EDGEATTN_LIB_ATTENTION_ATTENTION_SCALAR_H_

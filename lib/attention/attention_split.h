@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The work split's grid (attention.h, AttentionPartCount) and the layout of the shared buffer of key-chunk
 // partial results: plain arithmetic on the shape, shared by Attention's and AttentionCached's entry points and
 // kernels. Nothing here depends on the SIMD target.

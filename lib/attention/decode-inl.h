@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decode path (docs/performance.md, decode path): a few query rows against a long KV cache.
 
 #if defined(EDGEATTN_LIB_ATTENTION_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -41,7 +42,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // keys costs no extra memory; 256 rather than 64 halves cold calls' time per key lost between the tile's K and V
 // streams and amortises each tile's serial softmax step (docs/performance.md, step 13).
 constexpr size_t kDecodeTile = 256;
-
 
 // Largest of the n >= 1 scores in s, or NaN if one of them is not finite (NaN or an infinity).
 template <class D>

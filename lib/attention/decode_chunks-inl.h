@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decode path's rows (docs/performance.md, decode path; attention.h, the work split): a row's keys in chunks
 // of kAttentionKeyChunk, each chunk's partial result by decode-inl.h's tile steps, the partials combined in chunk
 // order by one function for the single call and for the split's finish. Also the KV cache's (kv_cache-inl.h).
@@ -243,9 +244,8 @@ inline void DecodeHead(const internal::AttentionProblem& p, HeadView& t, const f
 // Heads and rows of `range`; chunks: the shape's key chunks (attention_split.h), whose partial rows go to
 // ws + kAttentionKeyChunk when there are several.
 template <class Kernels>
-void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                            float* out, float* s, const internal::AttentionRange& range, size_t chunks,
-                            bool to_nearest) {
+void DecodeAttention(const internal::AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
+                     float* s, const internal::AttentionRange& range, size_t chunks, bool to_nearest) {
   const hn::ScalableTag<float> d;
   HeadView t = DecodeView(p);
   float* acc = s + kAttentionKeyChunk;  // used only with several chunks: the workspace then holds kv_len + value_dim
@@ -269,9 +269,9 @@ inline DecodePartial LoadPartial(const float* header) {
 // Part (head h, chunk c) of a chunked shape: every query row's partial over chunk c, its header in shared, its row
 // in the output (c = 0) or in shared.
 template <class Kernels>
-void DecodeChunkPart(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                            float* out, const internal::SharedLayout& layout, float* shared, float* s, size_t h,
-                            size_t c, bool to_nearest) {
+void DecodeChunkPart(const internal::AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
+                     const internal::SharedLayout& layout, float* shared, float* s, size_t h, size_t c,
+                     bool to_nearest) {
   const hn::ScalableTag<float> d;
   HeadView t = DecodeView(p);
   DecodeHead(p, t, q, k, v, out, h);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decode steps' P·V (docs/performance.md, decode path, steps 17 and K3): a tile's weights times its V rows, read
 // from a row source in any storage format (lib/common/formats-inl.h), into the output rows of GH query heads that
 // share each loaded V vector. Each accumulator is the chain of one (head, column vector) over the keys in order, in
@@ -65,8 +66,8 @@ HWY_INLINE void PvStoreSlot(D d, hn::Vec<D> x, size_t slot, float* const* out, s
 // Row j's contribution to the wide block's eight accumulators (slot h (8 / GH) + t: head h, column vector t); row
 // points at the block's first column.
 template <class Format, size_t GH, class D, class V>
-HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& a0, V& a1,
-                          V& a2, V& a3, V& a4, V& a5, V& a6, V& a7) {
+HWY_INLINE void PvWideKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& a0, V& a1, V& a2,
+                          V& a3, V& a4, V& a5, V& a6, V& a7) {
   const size_t N = hn::Lanes(d);
   const V vs = hn::Set(d, sc);
   const V p0 = hn::Set(d, p[0][j]);
@@ -227,8 +228,8 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
 #if HWY_TARGET != HWY_SCALAR
 // Row j's contribution to two column vectors (row at the first) of four heads: x<h><t>, head h and column vector t.
 template <class Format, class D, class V>
-HWY_INLINE void Pv8Key(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& x00, V& x01,
-                       V& x10, V& x11, V& x20, V& x21, V& x30, V& x31) {
+HWY_INLINE void Pv8Key(D d, const float* const* p, size_t j, const unsigned char* row, float sc, V& x00, V& x01, V& x10,
+                       V& x11, V& x20, V& x21, V& x30, V& x31) {
   const size_t N = hn::Lanes(d);
   const V vs = hn::Set(d, sc);
   const V w0 = hn::Set(d, p[0][j]), w1 = hn::Set(d, p[1][j]), w2 = hn::Set(d, p[2][j]), w3 = hn::Set(d, p[3][j]);
@@ -277,8 +278,8 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
   size_t j = run.begin;
   if constexpr (K == 4) {
     for (; j < run.end; ++j, row += v.row_bytes, sp += sb) {
-      Pv16Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x02, x03, x10, x11, x12, x13, x20, x21, x22,
-                      x23, x30, x31, x32, x33);
+      Pv16Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x02, x03, x10, x11, x12, x13, x20, x21, x22, x23,
+                      x30, x31, x32, x33);
     }
     return;
   }
@@ -288,8 +289,7 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
   }
   for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
     Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x10, x11, x20, x21, x30, x31);
-    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), x02, x03, x12, x13,
-                   x22, x23, x32, x33);
+    Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), x02, x03, x12, x13, x22, x23, x32, x33);
   }
   if (j < run.end) Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x10, x11, x20, x21, x30, x31);
 }

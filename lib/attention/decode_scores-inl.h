@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The decode steps' scores (docs/performance.md, decode path; docs/architecture.md, the decode family): a tile's keys,
 // read from a row source in any storage format (lib/common/formats-inl.h), against GH query heads that share each
 // loaded key vector. Attention's decode path runs it with one head on plain f32 rows; the KV cache with up to four
@@ -141,8 +142,8 @@ HWY_INLINE void Score16Column(D d, const float* const* q, const unsigned char* c
 // slots (keys j, j + 1 and keys j + 2, j + 3) is reduced as DecodeScores reduces its eight, so the bits are the same.
 // Keys [0, n8), n8 a multiple of 8; returns n8.
 template <class Format, class D>
-HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
-                                   size_t n8, hn::Vec<D> vscale, float* const* s) {
+HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t n8,
+                                   hn::Vec<D> vscale, float* const* s) {
   const size_t N = hn::Lanes(d);
   const size_t full = head_dim - head_dim % N;
   for (size_t j = 0; j < n8; j += 4) {
@@ -159,8 +160,8 @@ HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::R
                             t32, t33);
     }
     if (full < head_dim) {
-      Score16Column<Format>(d, q, r, sc, full, head_dim - full, t00, t01, t02, t03, t10, t11, t12, t13, t20, t21,
-                            t22, t23, t30, t31, t32, t33);
+      Score16Column<Format>(d, q, r, sc, full, head_dim - full, t00, t01, t02, t03, t10, t11, t12, t13, t20, t21, t22,
+                            t23, t30, t31, t32, t33);
     }
     // DecodeScores' slots for keys (j, j + 1), then (j + 2, j + 3): slot 2 h + u.
     HWY_ALIGN float sums[2][hn::MaxLanes(D()) < 8 ? 8 : hn::MaxLanes(D())];
@@ -200,7 +201,6 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
-
 
 // Scores of GH (1, 2 or 4) query heads (q[h], into s[h]) against the tile's keys [0, nb) of k, times scale. Eight
 // keys' worth of slots at a time, one accumulator vector per (head, key) slot, reduced together by Reduce8; the

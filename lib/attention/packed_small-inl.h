@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The packed_small path (docs/performance.md, packed_small path): the scores of several rows of at most 4 keys
 // in one vector (x86 AVX2 and AVX-512).
 
@@ -141,7 +142,7 @@ HWY_INLINE void PackedSmallPvNarrow(D d, const PackedSmallHead& t, hn::Vec<D> w,
   const hn::Half<D> dh;
   constexpr size_t N = hn::MaxLanes(d);
   const auto upper_row = hn::IfThenZeroElse(hn::FirstN(di, N / 2), hn::Set(di, 4));  // +4 in the upper half
-  const size_t n_block = internal::VisibleKeys(p, i0 + rows - 1);  // rows further down see more keys
+  const size_t n_block = internal::VisibleKeys(p, i0 + rows - 1);                    // rows further down see more keys
   hn::Vec<decltype(dh)> vh[4];
   for (size_t j = 0; j < n_block; ++j) vh[j] = LoadTail(dh, t.v + j * t.v_stride, p.value_dim);
   for (size_t r = 0; r < rows; r += 2) {

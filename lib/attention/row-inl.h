@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The row path (docs/performance.md, row path): one query row at a time, the Highway policy for
 // attention_driver.h. Taken with an additive mask when the small path does not apply.
 
@@ -103,8 +104,8 @@ HWY_NOINLINE void RowAttention(const internal::AttentionProblem& p, const float*
 
 // Row i, head h as the row path computes it (the same bits): the small paths finish a row whose scores are not
 // all finite with it.
-inline void RowPathRow(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
-                       float* out, float* scores, size_t i, size_t h) {
+inline void RowPathRow(const internal::AttentionProblem& p, const float* q, const float* k, const float* v, float* out,
+                       float* scores, size_t i, size_t h) {
   internal::AttentionRow<RowKernels>(p, q, k, v, out, scores, i, h);
 }
 

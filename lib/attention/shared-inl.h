@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces the attention paths share (docs/performance.md, The attention paths): the view of one head, the
 // row fallback for non-finite scores, the online softmax's P V row and division, the pairwise-sum tree.
 
@@ -97,8 +98,8 @@ HWY_INLINE V DivideVec(D d, V x, V vl, V vinv) {
 // sum (out_row is not read: a block's first tile).
 template <class D>
 HWY_INLINE void PvRow(D d, const float* w, size_t qb, size_t j0, size_t j_begin, size_t j_end, const float* v,
-                           size_t v_stride, float* out_row, size_t width, float alpha, bool rescale,
-                           bool overwrite = false) {
+                      size_t v_stride, float* out_row, size_t width, float alpha, bool rescale,
+                      bool overwrite = false) {
   const size_t N = hn::Lanes(d);
   const auto va = hn::Set(d, alpha);
   for (size_t c = 0; c < width; c += N) {
@@ -117,7 +118,6 @@ HWY_INLINE void PvRow(D d, const float* w, size_t qb, size_t j0, size_t j_begin,
     }
   }
 }
-
 
 // out_row[c] /= l for c < width, 1 <= l < 2^24 (the online softmax's sum: the key at the running max adds
 // e^0). With FMA: one reciprocal per row and, per vector, q = x (1/l) corrected once, q += (x - q l) (1/l),
@@ -140,7 +140,6 @@ HWY_INLINE void DivideRow(D d, float* out_row, size_t width, float l) {
     }
   }
 }
-
 
 #if HWY_TARGET != HWY_SCALAR
 // Pairwise sums of neighbouring lanes: the lower half of the result holds a's, the upper half b's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small path (docs/performance.md, small path): every key of a row in one vector.
 
 #if defined(EDGEATTN_LIB_ATTENTION_SMALL_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tiled path (docs/performance.md, tiled path): blocks of queries against tiles of keys.
 
 #if defined(EDGEATTN_LIB_ATTENTION_TILED_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -74,8 +75,8 @@ HWY_INLINE void TiledPvStore(D d, const HeadView& t, size_t r, size_t row, size_
 // first: the block's first tile (the rows are written, not read); divide: the last tile, and these four rows
 // see no other keys of it: the rows are divided by their l (t.lsum) as they are stored.
 template <class D>
-HWY_INLINE void TiledPv4x4(D d, const HeadView& t, size_t qb, size_t r0, size_t row0, size_t c, size_t j0,
-                           size_t j_end, bool first, bool divide) {
+HWY_INLINE void TiledPv4x4(D d, const HeadView& t, size_t qb, size_t r0, size_t row0, size_t c, size_t j0, size_t j_end,
+                           bool first, bool divide) {
   const size_t N = hn::Lanes(d);
   auto a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
   auto a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
@@ -272,16 +273,16 @@ HWY_INLINE uint32_t TiledPvTile(D d, const HeadView& t, size_t i0, size_t nb, si
     }
     if (full < p.value_dim) {
       for (size_t x = 0; x < 4; ++x) {
-        PvRow(d, t.pt + r + x, qb, j0, j0, end[x], t.v + full, t.v_stride,
-              t.out + (i0 + r + x) * t.out_stride + full, p.value_dim - full, t.alpha[r + x], true, first);
+        PvRow(d, t.pt + r + x, qb, j0, j0, end[x], t.v + full, t.v_stride, t.out + (i0 + r + x) * t.out_stride + full,
+              p.value_dim - full, t.alpha[r + x], true, first);
       }
     }
   }
   for (; r < nb; ++r) {
     const size_t n_row = internal::VisibleKeys(p, i0 + r);
     const size_t end = n_row < j0 ? j0 : (n_row < j1 ? n_row : j1);
-    PvRow(d, t.pt + r, qb, j0, j0, end, t.v, t.v_stride, t.out + (i0 + r) * t.out_stride, p.value_dim, t.alpha[r],
-          true, first);
+    PvRow(d, t.pt + r, qb, j0, j0, end, t.v, t.v_stride, t.out + (i0 + r) * t.out_stride, p.value_dim, t.alpha[r], true,
+          first);
   }
   return divided;
 }

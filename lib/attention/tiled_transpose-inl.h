@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tiled path's packing of Q^T (docs/performance.md, tiled path): N x N squares of queries transposed in
 // registers and scaled, for tiled-inl.h.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API: thin wrappers over the C++ API, same contracts.
 #include "edgeattn/edgeattn.h"
 
@@ -147,8 +148,7 @@ edgeattn_status edgeattn_attention_part(const edgeattn_attention_desc* desc, siz
                                         const float* k, const float* v, float* out, void* shared, size_t shared_size,
                                         void* workspace, size_t workspace_size) {
   if (desc == NULL) return EDGEATTN_ERROR_NULL_POINTER;
-  return ToC(edgeattn::AttentionPart(FromC(*desc), part, q, k, v, out, shared, shared_size, workspace,
-                                     workspace_size));
+  return ToC(edgeattn::AttentionPart(FromC(*desc), part, q, k, v, out, shared, shared_size, workspace, workspace_size));
 }
 
 edgeattn_status edgeattn_attention_finish(const edgeattn_attention_desc* desc, void* shared, size_t shared_size,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Library-wide queries: status strings, version, the SIMD target in use.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "lib/c_api/library.cc"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the compiler targets, derived once from its macros (CMSIS-DSP's arm_math_types.h does the same for
 // ARM_MATH_MVEF): every file and CMake's probe test these names, never the compiler's macros again.
 #ifndef EDGEATTN_LIB_COMMON_ARCH_H_

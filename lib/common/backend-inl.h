@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend namespace of each target (lib/common/backend.h; docs/architecture.md, "Backends"). EDGEATTN_DISPATCH
 // calls edgeattn::<static target>::backend::Fn while a backend is enabled. Qualified lookup of backend::Fn finds the
 // backend's own Fn when its header declares one there, and otherwise, through the using-directive below, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend seam (docs/architecture.md, "Backends"): a SIMD backend that is not Highway (Helium on Cortex-M55 is
 // the first planned) supplies kernels to the drivers of the static target, and every entry point reaches it through
 // EDGEATTN_DISPATCH (lib/common/dispatch.h). A build has at most one: CMake's EDGEATTN_BACKEND=<name> defines

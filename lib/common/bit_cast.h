@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reinterpreting the bits of a float or double as an integer and back (memcpy: the defined way before C++20).
 #ifndef EDGEATTN_LIB_COMMON_BIT_CAST_H_
 #define EDGEATTN_LIB_COMMON_BIT_CAST_H_

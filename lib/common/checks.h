@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument checks shared by the scalar and SIMD entry points of every kernel.
 #ifndef EDGEATTN_LIB_COMMON_CHECKS_H_
 #define EDGEATTN_LIB_COMMON_CHECKS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one dispatch point of the library's entry points (docs/architecture.md, "Backends"): every public function
 // reaches its SIMD code through EDGEATTN_DISPATCH(Fn)(args), Fn exported once per module with HWY_EXPORT(Fn). It is
 // Highway's HWY_DYNAMIC_DISPATCH (the best target the CPU runs, or the one a test forces; the static target in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The F16 storage format on Highway vectors (the scalar conversions are lib/common/f16.h): a vector of halves
 // converted to floats exactly, by F16C's vcvtph2ps on x86 and by integer operations elsewhere.
 
@@ -31,8 +32,8 @@ HWY_INLINE hn::Vec<D> HalfToFloat(D d, VU h) {
   const auto exponent = hn::And(magnitude, hn::Set(du, 0x0F800000u));
   auto bits = hn::Add(magnitude, hn::Set(du, 112u << 23));
   bits = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 0x0F800000u)), hn::Add(bits, hn::Set(du, 112u << 23)), bits);
-  const auto subnormal = hn::Sub(hn::BitCast(d, hn::Add(bits, hn::Set(du, 1u << 23))),
-                                 hn::BitCast(d, hn::Set(du, 113u << 23)));
+  const auto subnormal =
+      hn::Sub(hn::BitCast(d, hn::Add(bits, hn::Set(du, 1u << 23))), hn::BitCast(d, hn::Set(du, 113u << 23)));
   const auto f = hn::IfThenElse(hn::RebindMask(d, hn::Eq(exponent, hn::Zero(du))), subnormal, hn::BitCast(d, bits));
   return hn::Or(f, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
 }

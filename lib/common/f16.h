@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The F16 storage format, scalar part: IEEE binary16 <-> float32 by integer operations only, so the stored bits
 // are the same on every target (a target's own f32 -> f16 demotion may truncate, or flush subnormals). Shared by
 // the KV cache and every other user of f16 storage (docs/architecture.md, storage formats).

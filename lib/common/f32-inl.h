@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The F32 storage format on Highway vectors: float32 as given. One of the three formats the decode steps are
 // written over (lib/common/formats-inl.h has the interface; f16-inl.h and q8-inl.h the others).
 

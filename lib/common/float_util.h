@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float helpers every kernel uses: the special values, a finiteness test that needs no <cmath>, Knuth's 2Sum,
 // compensated summation and a row fill.
 #ifndef EDGEATTN_LIB_COMMON_FLOAT_UTIL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The storage formats on Highway vectors, and what is written once over them (gemma.cpp's compression traits have
 // the same shape: one kernel, many storage types). A format is a struct with
 //   kBytes, kScaled, kAlignment            element size, whether each row carries a float scale (Q8), and the row

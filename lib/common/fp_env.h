@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the caller's floating-point environment without touching it.
 //
 // The library never writes the FP control register (MXCSR, FPCR, FPSCR): it runs in whatever rounding mode

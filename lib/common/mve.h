@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helium (MVE, Armv8.1-M: Cortex-M55, M85) building blocks for the hand-written kernels in lib/*/*_mve.h: the
 // build test, tails, lane reductions and a division (MVE has no vector divide).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Q8 storage format on Highway vectors (the quantiser and the scalar read are lib/common/q8.h): int8 values
 // widened to floats and multiplied by their row's scale in registers, the float product q * scale that the scalar
 // read gives, lane by lane. Shared by the KV cache and the int8 weights.

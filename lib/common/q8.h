@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Q8 storage format, scalar part: symmetric int8 with one float scale per group of values (a KV cache row of
 // one head, or a group of group_size weights of a matrix row), scale = max|x| / 127, q = x / scale rounded to
 // nearest even and clamped to [-127, 127]. One implementation for the KV cache and the int8 weights, so both give

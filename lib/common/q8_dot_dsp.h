@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact int8 dot product with the Armv7E-M DSP extension (Cortex-M4, M7, M33, M55: __ARM_FEATURE_DSP), for Q8
 // groups on cores without Helium: per 4 bytes of each operand, SXTB16 sign-extends bytes 0 and 2 (and, with its
 // built-in rotation by 8, bytes 1 and 3) into the two 16-bit halves of a word, and SMLAD multiplies both halves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact int8 dot product on Helium (MVE integer), for Q8 groups (int8 weights times int8 activations, issue 30's
 // ACT_Q8): VMLADAVA.S8 multiplies 16 byte pairs and adds all 16 products to a 32-bit scalar accumulator in one
 // instruction. Exact for any n with |sum| < 2^31 (n <= 2^17 when the values are in [-128, 127]); the tail is one

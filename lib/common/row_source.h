@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the decode steps read a tile's rows (lib/attention/decode-inl.h): plain f32 rows with a stride (Attention's
 // K and V, a tile converted into the workspace) or the rows of one KV head in a cache's storage, in that cache's
 // format (lib/common/f32-inl.h, f16-inl.h, q8-inl.h), with a ring's wrap and Q8's per-row scales. Plain arithmetic,
@@ -50,8 +51,12 @@ struct RowSource {
 
 // Rows of floats, row j at rows + j * stride.
 inline RowSource PlainRows(const float* rows, size_t stride) {
-  return RowSource{static_cast<const unsigned char*>(static_cast<const void*>(rows)), stride * sizeof(float), 0,
-                   SIZE_MAX, nullptr, 0};
+  return RowSource{static_cast<const unsigned char*>(static_cast<const void*>(rows)),
+                   stride * sizeof(float),
+                   0,
+                   SIZE_MAX,
+                   nullptr,
+                   0};
 }
 
 }  // namespace internal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads and stores of the first `count` < Lanes(d) elements, never touching memory past them.
 //
 // Highway 1.0.3's MaskedLoad is a full-vector load on SSSE3/SSE4/NEON/EMU128/SCALAR and its BlendedStore is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stack a kernel may spend on a buffer that holds one vector (masked tails, lane reductions).
 #ifndef EDGEATTN_LIB_COMMON_STACK_VECTOR_H_
 #define EDGEATTN_LIB_COMMON_STACK_VECTOR_H_

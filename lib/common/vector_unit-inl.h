@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Facts about the vector unit a target's code runs on, each derived once here (docs/architecture.md), for the
 // kernels to test by name instead of repeating the architecture and target macros.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot product on Highway vectors.
 
 #if defined(EDGEATTN_LIB_DOT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot entry points: argument checks, then the scalar loop or the dispatched SIMD kernel.
 #include <stddef.h>
 
@@ -10,8 +11,8 @@
 #define HWY_TARGET_INCLUDE "lib/dot/dot.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/dot/dot-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/dot/dot-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot product on Helium (MVE): the algorithm of dot-inl.h with 4-lane vectors. Contract: dot.h, with the
 // flush-to-zero form of the underflow term (n * 2^-126; subnormal inputs read as 0), since MVE flushes
 // (lib/common/mve.h). Tails are predicated loads: nothing past a[n - 1] or b[n - 1] is read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dot product, scalar reference: four interleaved accumulators (element i goes to accumulator i % 4), summed
 // pairwise at the end. Independent accumulators let the FPU overlap additions, and each accumulator sums a
 // quarter of the terms, which is also what keeps attention scores accurate for wide heads.

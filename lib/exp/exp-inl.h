@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn's exp on Highway vectors: the same operations as exp_scalar.h, one vector at a time.
 
 #if defined(EDGEATTN_LIB_EXP_EXP_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn's exp on Helium (MVE): the operations of exp-inl.h (constants and algorithm: exp_scalar.h) on 4-lane
 // vectors, with VFMA where Highway's MulAdd fuses. Contract: exp.h. MVE rounds to nearest whatever the caller's
 // mode (lib/common/mve.h), so n = round(x log2 e) is always the nearest integer and the directed-mode steps of
@@ -75,8 +76,7 @@ inline float32x4_t ExpRr2P6Shifted(float32x4_t d, float32x4_t d_lo) {
 // NaN given back quieted (VMAXNM/VMINNM turned it into a number).
 inline float32x4_t ExpRr2P6(float32x4_t x) {
   using C = internal::ExpConstants;
-  const float32x4_t xc =
-      vminnmq_f32(vmaxnmq_f32(x, vdupq_n_f32(C::kClampLow)), vdupq_n_f32(C::kClampHigh));
+  const float32x4_t xc = vminnmq_f32(vmaxnmq_f32(x, vdupq_n_f32(C::kClampLow)), vdupq_n_f32(C::kClampHigh));
   const float32x4_t t = vfmaq_n_f32(vdupq_n_f32(C::kRoundMagic), xc, C::kLog2e);
   const float32x4_t n_float = vsubq_n_f32(t, C::kRoundMagic);
   const int32x4_t n = vsubq_n_s32(AsInt(t), internal::BitCastScalar<int32_t>(C::kRoundMagic));

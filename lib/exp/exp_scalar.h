@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgeattn's exp: constants shared by every path, and the scalar implementation.
 //
 // Variant names follow the algorithm (rr2 = range reduction with a two-constant ln2, p6 = degree-6 polynomial):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention against a KV cache on Highway vectors: the route, chosen once per call before anything is written
 // (ChooseKvRoute), then the call's structure over kv heads and key chunks (docs/performance.md, KV cache routes;
 // docs/architecture.md). The tiles and their readers are kv_tiles-inl.h; the steps are the decode path's.
@@ -73,7 +74,6 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
   if (sp.chunks == 1) *cb = sp.first_lo;
 }
 
-
 // KvChunkTiles on the reader of the route (fused or converted; fused in the cache's format): this picks the
 // instantiation ChooseKvRoute named, nothing more.
 template <class Kernels, class D, class AccOf>
@@ -109,7 +109,7 @@ HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAtte
   const KvSpan sp = KvSpanOf(p);
   KvResetRows(p, rows, true);
   KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
-               [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; });
+                        [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; });
   for (size_t i = i_begin; i < i_end; ++i) {
     for (size_t r = 0; r < p.group; ++r) {
       const size_t h = g * p.group + r;
@@ -133,9 +133,10 @@ HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAtten
   const size_t n_state = p.q_len * p.group;
   const KvRows rows{ws, ws + n_state, 0, p.q_len};
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
-  float* combined = region + internal::KvWorkspaceFloatsOneChunk(p.q_len, p.group, p.layout.head_dim, dv,
-                                                                 p.layout.capacity, p.layout.window) -
-                    internal::KvStateFloats(p.q_len, p.group);
+  float* combined =
+      region +
+      internal::KvWorkspaceFloatsOneChunk(p.q_len, p.group, p.layout.head_dim, dv, p.layout.capacity, p.layout.window) -
+      internal::KvStateFloats(p.q_len, p.group);
   float* acc = combined + internal::KvRound16(n_state * 4);
   const KvSpan sp = KvSpanOf(p);
   const bool tiles = route != internal::KvRoute::kTwoPass;
@@ -153,9 +154,9 @@ HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAtten
       for (size_t r = 0; r < p.group; ++r) {
         float* st_slot = combined + (i * p.group + r) * internal::kPartialHeaderFloats;
         const bool seen = (lo > cb ? lo : cb) < (hi < ce ? hi : ce);
-        const DecodePartial part = seen ? KvChunkPartial(d, p, q, g, rows, i, r, cb, ce, region,
-                                                         c == 0 ? out_row(i, r) : acc_row(i, r))
-                                        : EmptyPartial();
+        const DecodePartial part =
+            seen ? KvChunkPartial(d, p, q, g, rows, i, r, cb, ce, region, c == 0 ? out_row(i, r) : acc_row(i, r))
+                 : EmptyPartial();
         if (c == 0) {
           StorePartial(part, st_slot);
           continue;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV cache entry points: the cache's checks and storage operations (shared by every path: one conversion code,
 // the same stored bits everywhere), and attention against it on the scalar or the dispatched SIMD kernels.
 #include <stddef.h>
@@ -86,8 +87,7 @@ bool StorableValues(KvType type, const float* x, size_t n) {
 }  // namespace
 
 size_t KvCacheStorageSize(const KvCacheDesc& desc) noexcept {
-  return KvCacheStorageBytes(desc.type, desc.num_kv_heads, desc.head_dim, desc.value_dim, desc.capacity,
-                             desc.window);
+  return KvCacheStorageBytes(desc.type, desc.num_kv_heads, desc.head_dim, desc.value_dim, desc.capacity, desc.window);
 }
 
 Status KvCache::Init(const KvCacheDesc& desc, void* storage, size_t storage_size) noexcept {
@@ -179,8 +179,8 @@ Status KvCache::Read(size_t position, float* k, float* v) const noexcept {
 namespace {
 
 size_t WorkspaceBytes(const AttentionDesc& desc, const KvCacheDesc& c) {
-  return AttentionCachedWorkspaceBytes(desc.q_len, desc.num_heads, c.num_kv_heads, c.head_dim, c.value_dim,
-                                       c.capacity, c.window);
+  return AttentionCachedWorkspaceBytes(desc.q_len, desc.num_heads, c.num_kv_heads, c.head_dim, c.value_dim, c.capacity,
+                                       c.window);
 }
 
 // The descriptor against the cache, without the cache's length: shape, then arguments.
@@ -201,16 +201,15 @@ Status CheckCachedDesc(const AttentionDesc& desc, const internal::KvCacheState& 
 Status CheckCachedArguments(const AttentionDesc& desc, const internal::KvCacheState& s) {
   const KvCacheDesc& c = s.desc;
   const size_t kv_heads = desc.num_kv_heads == 0 ? desc.num_heads : desc.num_kv_heads;
-  if (desc.kv_len != 0 || desc.head_dim != c.head_dim || desc.value_dim != c.value_dim ||
-      kv_heads != c.num_kv_heads || desc.num_heads % kv_heads != 0 || desc.additive_mask != nullptr) {
+  if (desc.kv_len != 0 || desc.head_dim != c.head_dim || desc.value_dim != c.value_dim || kv_heads != c.num_kv_heads ||
+      desc.num_heads % kv_heads != 0 || desc.additive_mask != nullptr) {
     return Status::kInvalidArgument;
   }
   return internal::CheckScaleAndMask(desc);
 }
 
 // The call's problem from the descriptor and the cache, without pointers: shape, the cache's state, arguments.
-Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheState& s,
-                          internal::KvAttentionProblem* p) {
+Status CheckCachedProblem(const AttentionDesc& desc, const internal::KvCacheState& s, internal::KvAttentionProblem* p) {
   uint64_t oldest = 0;
   Status status = CheckCacheShape(s.desc);
   if (status == Status::kOk) status = CheckCachedDesc(desc, s);
@@ -282,9 +281,13 @@ HWY_NOINLINE Status CheckCached(const AttentionDesc& desc, const float* q, const
   const size_t q_bytes = desc.q_len * desc.num_heads * desc.head_dim * sizeof(float);
   const size_t out_bytes = desc.q_len * desc.num_heads * desc.value_dim * sizeof(float);
   using internal::RangeOf;
-  const internal::CallBuffers buffers{
-      RangeOf(out, out_bytes), workspace, workspace_size, WorkspaceBytes(desc, s.desc), split, grid.count,
-      layout.bytes};
+  const internal::CallBuffers buffers{RangeOf(out, out_bytes),
+                                      workspace,
+                                      workspace_size,
+                                      WorkspaceBytes(desc, s.desc),
+                                      split,
+                                      grid.count,
+                                      layout.bytes};
   const internal::ByteRange inputs[] = {RangeOf(q, q_bytes), RangeOf(s.storage, KvCacheStorageSize(s.desc))};
   return internal::CheckCallBuffers(buffers, inputs, 2);
 }
@@ -333,9 +336,9 @@ Status AttentionCachedPart(const AttentionDesc& desc, size_t part, const float* 
   const internal::SplitArgs split{part, shared, shared_size};
   const Status status = CheckCached(desc, q, cache, out, workspace, workspace_size, &p, &split);
   if (status == Status::kOk) {
-    EDGEATTN_DISPATCH(KvAttentionPartForward)(p, part, q, out,
-                                                 shared == nullptr ? nullptr : internal::AlignedScratch(shared),
-                                                 internal::AlignedScratch(workspace));
+    EDGEATTN_DISPATCH(KvAttentionPartForward)
+    (p, part, q, out, shared == nullptr ? nullptr : internal::AlignedScratch(shared),
+     internal::AlignedScratch(workspace));
   }
   return status;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention against a KV cache, scalar reference: per query row and head, the visible positions in tiles of
 // kKvScalarTile keys dequantised into the workspace, then attention_scalar.h's row kernels. Tiles of 32 keys are
 // P V's key blocks (kKeyBlock), so adding each tile's weighted sum to the row repeats WeightedSum's own additions:

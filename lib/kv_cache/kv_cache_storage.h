@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KV cache storage: where each row and each Q8 scale of a cache sits (the one place of that arithmetic), over the
 // formats of lib/common (f16.h, q8.h). Shared by the scalar and the SIMD path: the stored bits come from that integer
 // code only, so they are the same on every target.
@@ -76,8 +77,9 @@ inline float LoadScale(const KvLayout& l, const unsigned char* storage, size_t s
 // One side's rows of kv head g for the positions first, first + 1, ... as the decode steps read them (row j in slot
 // (first + j) mod capacity; a call's positions are all held, so j < capacity).
 inline RowSource KvRows(const KvLayout& l, const unsigned char* storage, size_t g, KvSide side, size_t first) {
-  return RowSource{storage + l.RowByte(0, g, side), l.SlotElements(side) * l.element_bytes, first % l.capacity,
-                   l.capacity, storage + l.ScaleByte(0, g, side), l.type == KvType::kQ8 ? l.ScaleSlotBytes() : 0};
+  return RowSource{
+      storage + l.RowByte(0, g, side),   l.SlotElements(side) * l.element_bytes,        first % l.capacity, l.capacity,
+      storage + l.ScaleByte(0, g, side), l.type == KvType::kQ8 ? l.ScaleSlotBytes() : 0};
 }
 
 // The row of kv head g at the given slot of one side as floats into dst (Width(side) of them): what Read returns.

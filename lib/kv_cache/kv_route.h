@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The routes of AttentionCached's SIMD path by name (docs/performance.md, KV cache routes; docs/architecture.md).
 // Internal: the route ChooseKvRoute (lib/kv_cache/kv_cache-inl.h) picks before anything is written, and a test-only
 // hook that reports it.

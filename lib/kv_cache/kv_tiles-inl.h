@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The KV cache's tiles (docs/performance.md, KV cache routes): per kv head g, the positions a chunk of the call sees
 // in tiles of kDecodeTile logical positions, each tile's rows handed to the decode path's tile steps (decode-inl.h,
 // DecodeTile) for every query row and query head of the group, by one of two readers:
@@ -134,8 +135,8 @@ struct KvRows {
 // (m = NaN) and skipped. Not inlined: its frame is off the stack when a caller then runs a row's scalar fallback
 // (Cortex-M: the documented 1 KiB worst case).
 template <class Kernels, class Reader, class D, class AccOf>
-HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g,
-                               const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
+HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g, const KvRows& rows,
+                               size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
   size_t rows_lo, rows_hi, unused;
   internal::KvVisible(p, rows.i_begin, &rows_lo, &unused);
   internal::KvVisible(p, rows.i_end - 1, &unused, &rows_hi);

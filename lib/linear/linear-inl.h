@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear projection on Highway vectors: output columns in registers, one broadcast x[i] per step.
 
 #if defined(EDGEATTN_LIB_LINEAR_LINEAR_INL_H_) == defined(HWY_TARGET_TOGGLE)

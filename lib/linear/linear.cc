@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear and linear_transposed entry points: argument checks (W holds in * out floats in either layout, so one
 // check serves both), then the scalar loops or the dispatched SIMD kernel.
 #include <stddef.h>
@@ -11,8 +12,8 @@
 #define HWY_TARGET_INCLUDE "lib/linear/linear.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/linear/linear-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/linear/linear-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear projections on Helium (MVE). Contract: linear.h (both kernels), with the flush-to-zero underflow term
 // (in_features + 1) * 2^-126, since MVE flushes (lib/common/mve.h). Each product is fused into its sum (VFMA: one
 // rounding where the scalar path has two), which the bound covers. No stack buffer; tails are predicated, so
@@ -42,8 +43,7 @@ inline void LinearBlock(const float* x_row, size_t in, const float* w, const flo
 
 // y = x W + bias, W stored [in][out]: per row, blocks of 16 outputs (four accumulators), then one vector at a
 // time, the last predicated.
-inline void LinearMve(const float* x, size_t rows, size_t in, const float* w, const float* bias, size_t out,
-                      float* y) {
+inline void LinearMve(const float* x, size_t rows, size_t in, const float* w, const float* bias, size_t out, float* y) {
   for (size_t r = 0; r < rows; ++r) {
     const float* x_row = x + r * in;
     float* y_row = y + r * out;
@@ -81,8 +81,8 @@ inline void DotRows(const float* x_row, const float* w_rows, size_t in, float* d
 }
 
 // y = x W^T + bias, W stored [out][in]: four outputs per pass over x's row, the bias added last.
-inline void LinearTransposedMve(const float* x, size_t rows, size_t in, const float* w, const float* bias,
-                                size_t out, float* y) {
+inline void LinearTransposedMve(const float* x, size_t rows, size_t in, const float* w, const float* bias, size_t out,
+                                float* y) {
   for (size_t r = 0; r < rows; ++r) {
     const float* x_row = x + r * in;
     float* y_row = y + r * out;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linear projection, scalar reference: y row = bias, then += x[i] * W row i, in increasing i.
 #ifndef EDGEATTN_LIB_LINEAR_LINEAR_SCALAR_H_
 #define EDGEATTN_LIB_LINEAR_LINEAR_SCALAR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8 on Highway vectors.
 //
 // ACT_Q8 runs in blocks of 16 outputs x 4 rows x 16 groups, two named steps per block:

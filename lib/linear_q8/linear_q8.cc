@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8 entry points: the quantiser, the argument checks (one function turns the arguments into the internal
 // problem), the work split over output features, and the dispatch of the SIMD kernels.
 #include <stddef.h>
@@ -17,8 +18,8 @@
 #define HWY_TARGET_INCLUDE "lib/linear_q8/linear_q8.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/linear_q8/linear_q8-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/linear_q8/linear_q8-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's AArch64 int8 kernel: dotprod (sdot, Armv8.2 and later), outputs in lanes, behind a run-time check
 // (HWCAP_ASIMDDP). sdot multiplies signed by signed bytes, so unlike VNNI no offset is needed.
 //

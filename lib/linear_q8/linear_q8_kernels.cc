@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's int8 kernel choice: what this build compiled and this CPU runs, asked at every call from state the
 // C runtime already holds (libgcc's CPU model, the auxiliary vector): the library keeps none of its own.
 #include "lib/linear_q8/linear_q8_kernels.h"

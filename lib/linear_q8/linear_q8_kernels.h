@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's int8 group-sum kernels: the one piece a backend replaces. Every kernel computes the same exact
 // int32 sums, so the variant never changes a bit of the output; the float steps (linear_q8-inl.h) are shared.
 //   kPortable    Highway int16 multiply-add (PromoteTo + ReorderWidenMulAccumulate) on the dispatched target

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8, the plain C++ path: the contract's formulas written out, one output at a time. Also the workspace
 // layout and the quantisation of x, which every path shares.
 #ifndef EDGEATTN_LIB_LINEAR_Q8_LINEAR_Q8_SCALAR_H_

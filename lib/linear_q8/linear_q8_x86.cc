@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linear_q8's x86 int8 kernel: AVX512-VNNI (vpdpbusd), outputs in lanes, behind a run-time check.
 //
 // vpdpbusd multiplies unsigned by signed bytes and adds each lane's four products into an int32 lane. For

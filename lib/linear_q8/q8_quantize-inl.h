@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations: the same bits as the scalar
 // Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of |x| (exact),
 // the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the rounding to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm and LayerNorm passes on Highway vectors; the per-row steps are the shared driver in norm_scalar.h.
 
 #if defined(EDGEATTN_LIB_NORM_NORM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -26,9 +27,8 @@ struct NormSimdPasses {
     const hn::ScalableTag<float> d;
     const size_t N = hn::Lanes(d);
     const auto vhi = hn::Set(d, hi), vlo = hn::Set(d, lo);
-    const auto centre = [&](hn::VFromD<decltype(d)> v) HWY_ATTR {
-      return centered ? hn::Sub(hn::Sub(v, vhi), vlo) : v;
-    };
+    const auto centre = [&](hn::VFromD<decltype(d)> v)
+                            HWY_ATTR { return centered ? hn::Sub(hn::Sub(v, vhi), vlo) : v; };
     auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
     size_t j = 0;
     for (; j + 4 * N <= n; j += 4 * N) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm and LayerNorm entry points: argument checks, then the row driver with the scalar or the dispatched
 // SIMD passes.
 #include <stddef.h>
@@ -12,8 +13,8 @@
 #define HWY_TARGET_INCLUDE "lib/norm/norm.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/norm/norm-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/norm/norm-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

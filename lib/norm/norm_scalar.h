@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMSNorm and LayerNorm: the per-row steps both paths share (which passes to run, the per-row factor in double
 // precision) and the scalar passes. The SIMD passes (norm-inl.h) have the same signatures, so one row driver
 // serves both paths and the two cannot drift apart.
@@ -145,8 +146,7 @@ void RmsNormRow(const float* x, size_t n, double inv_n, const float* weight, flo
 }
 
 template <class Passes>
-void LayerNormRow(const float* x, size_t n, double inv_n, const float* weight, const float* bias, float eps,
-                  float* y) {
+void LayerNormRow(const float* x, size_t n, double inv_n, const float* weight, const float* bias, float eps, float* y) {
   // The mean as a float-float pair (hi, lo); a float sum that overflowed is redone on x * 2^-64 (exact).
   double total = Passes::RowSum(x, n, 1.0f);
   if (!(total - total == 0.0)) total = Passes::RowSum(x, n, 0x1p-64f) * 0x1p64;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sinusoidal positional encoding on Highway double vectors: Lanes column pairs at a time, one row after the
 // other; the same operations as positional_encoding_scalar.h (sin and cos: SinCosVec, sincos-inl.h). Targets
 // without double vectors (ARMv7 NEON) run the scalar loop.
@@ -37,7 +38,8 @@ HWY_INLINE void AddPositionalEncodingRowsIn(float* x, size_t seq_len, size_t d_m
   static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
-    for (size_t l = 0; l < N; ++l) lane_buf[l] = l < count ? internal::InverseFrequency(i0 + l, d_model, kToNearest) : 0.0;
+    for (size_t l = 0; l < N; ++l)
+      lane_buf[l] = l < count ? internal::InverseFrequency(i0 + l, d_model, kToNearest) : 0.0;
     const auto w = hn::Load(d, lane_buf);
     for (size_t r = 0; r < seq_len; ++r) {
       const auto angle = hn::Mul(hn::Set(d, static_cast<double>(first_position + r)), w);

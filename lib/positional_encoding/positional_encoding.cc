@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Positional-encoding entry points: argument checks, then the scalar loop or the dispatched SIMD loop.
 #include <stddef.h>
 
@@ -10,8 +11,8 @@
 #define HWY_TARGET_INCLUDE "lib/positional_encoding/positional_encoding.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/positional_encoding/positional_encoding-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/positional_encoding/positional_encoding-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sinusoidal positional encoding: double-precision helpers shared by both paths, and the scalar loop.
 // No libm: firmware links the library without it, and the error bound does not depend on a libm's quality.
 #ifndef EDGEATTN_LIB_POSITIONAL_ENCODING_POSITIONAL_ENCODING_SCALAR_H_

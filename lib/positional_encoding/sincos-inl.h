@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sin and cos of double vectors: the vector form of internal::SinCos (positional_encoding_scalar.h), used by the
 // positional encoding and RoPE. Targets without double vectors (ARMv7 NEON) define nothing here; their kernels
 // run the scalar loops.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding on Highway double vectors: sin and cos of Lanes pairs' angles at once (SinCosVec,
 // shared with the positional encoding), then the rotation of those pairs in every head. Targets without double
 // vectors (ARMv7 NEON) run the scalar loop.

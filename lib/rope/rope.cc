@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RoPE entry points: one function turns the descriptor into the validated problem, then the scalar loop or the
 // dispatched SIMD loop.
 #include <stddef.h>
@@ -12,8 +13,8 @@
 #define HWY_TARGET_INCLUDE "lib/rope/rope.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/rope/rope-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/rope/rope-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

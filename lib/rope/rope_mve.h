@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RoPE from a table (RopeWithTable) on Helium (MVE). Contract: rope.h's table variant, with the flush-to-zero
 // underflow term 3 * 2^-126 (and subnormal inputs read as 0) in place of 3 * 2^-150, since MVE flushes
 // (lib/common/mve.h). Each output is one product and one fused multiply-add (x_a c - x_b s rounded twice, not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rotary position embedding: the frequencies (own double-precision log, the positional encoding's exp), the
 // rotation of one pair, and the scalar loop. The sin/cos come from positional_encoding_scalar.h, whose range
 // reduction keeps an angle below 2^24 * pi/2 exact to double precision.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax of one row on Highway vectors: the algorithm of softmax_scalar.h, three passes over the row
 // (max; exp, store and compensated sum; corrected division).
 
@@ -95,10 +96,10 @@ HWY_INLINE void RowSumFlush(D d, hn::VFromD<D> s, hn::VFromD<D> c, VD& acc0, VD&
   const RowSumD<D> dd;
   const hn::Half<D> dh;
   const VD offset = hn::Set(dd, static_cast<double>(kRowSumOffset));
-  acc0 = hn::Add(acc0, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, s)), offset),
-                               hn::PromoteTo(dd, hn::LowerHalf(dh, c))));
-  acc1 = hn::Add(acc1, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, s)), offset),
-                               hn::PromoteTo(dd, hn::UpperHalf(dh, c))));
+  acc0 = hn::Add(
+      acc0, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::LowerHalf(dh, s)), offset), hn::PromoteTo(dd, hn::LowerHalf(dh, c))));
+  acc1 = hn::Add(
+      acc1, hn::Add(hn::Sub(hn::PromoteTo(dd, hn::UpperHalf(dh, s)), offset), hn::PromoteTo(dd, hn::UpperHalf(dh, c))));
 }
 
 #else
@@ -159,8 +160,7 @@ HWY_INLINE V ExpMinusMax(D d, V x, V neg_m) {
 // e^(x - m) 2^64 of the row's pairs of vectors, stored and added to the lane sums one vector at a time; returns
 // the first index not done (fewer than 2N left).
 template <bool kToNearest, class D, class VS>
-HWY_INLINE size_t ExpRowPairsEach(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VS& acc0,
-                                  VS& acc1) {
+HWY_INLINE size_t ExpRowPairsEach(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VS& acc0, VS& acc1) {
   const size_t N = hn::Lanes(d);
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
@@ -211,7 +211,6 @@ HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VF
 #endif
   return ExpRowPairsEach<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
 }
-
 
 // Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
 // summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax entry points: argument checks, then the scalar rows or the dispatched SIMD rows.
 #include <stddef.h>
 
@@ -10,8 +11,8 @@
 #define HWY_TARGET_INCLUDE "lib/softmax/softmax.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "lib/softmax/softmax-inl.h"
 #include "lib/common/backend-inl.h"
+#include "lib/softmax/softmax-inl.h"
 
 #if HWY_ONCE
 namespace edgeattn {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax of one row on Helium (MVE): the algorithm of softmax_scalar.h in three passes as softmax-inl.h does
 // (max; exp, store and compensated sum; corrected division), with float lanes and 2Sum for the row sum (MVE has
 // no double lanes). Contract: softmax.h, the round-to-nearest bound whatever the caller's mode for the vector

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Softmax of one row, scalar: the reference algorithm, and the special-value rules every path shares.
 #ifndef EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
 #define EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
@@ -37,7 +38,6 @@ inline float CorrectedQuotient(float e, float sum, float inv_sum) {
 // Softmax of one row of n >= 1 floats whose max m is finite; in == out allowed. kToNearest: see exp_scalar.h.
 template <bool kToNearest>
 inline void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
-
   // e_j = exp(x_j - m) with the subtraction's rounding error folded into the exponent; sum compensated.
   float sum = 0.0f;
   float compensation = 0.0f;

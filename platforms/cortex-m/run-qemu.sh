@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs a Cortex-M program on a QEMU board with semihosting: console output, the arguments after the program
 # (read back by startup.c as argv), and the program's exit code as QEMU's. A watchdog ends a hung program.
 #   run-qemu.sh <board> <cpu> <program.elf> [arguments...]      (the CMAKE_CROSSCOMPILING_EMULATOR of Cortex-M builds)

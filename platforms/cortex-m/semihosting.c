@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arm semihosting calls (BKPT 0xAB with the operation in r0 and its parameter block in r1), and the newlib
 // system calls built on them, for programs that run on QEMU's Cortex-M boards.
 #include "semihosting.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arm semihosting for the QEMU boards: console output, the command line, the time, and the exit code.
 #ifndef EDGEATTN_PLATFORMS_CORTEX_M_SEMIHOSTING_H_
 #define EDGEATTN_PLATFORMS_CORTEX_M_SEMIHOSTING_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reset and fault handling for QEMU's Cortex-M4 (mps2-an386), Cortex-M7 (mps2-an500) and Cortex-M55
 // (mps3-an547) boards: vector table, .data copy, .bss clear, FPU enable, static constructors, main() with the
 // semihosting command line as arguments, and an exit code for every way the program can end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything the archive check must catch, in one translation unit: it is built only to be rejected.
 #include <cstdio>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A backend for testing the seam (docs/architecture.md, "Backends"): what a hand-written backend header looks like,
 // with kernels that are the static target's own, counted. It supplies a subset: the decode path's Scores and Pv
 // (DecodeKernels, deriving from Highway's); the rest of every entry point falls back to Highway's static target.
@@ -21,8 +22,8 @@ namespace backend {
 struct DecodeKernels : ::edgeattn::HWY_NAMESPACE::DecodeKernels {
   using Highway = ::edgeattn::HWY_NAMESPACE::DecodeKernels;
   template <class Format, size_t GH, class D>
-  static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
-                     float scale, float* const* s) {
+  static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb, float scale,
+                     float* const* s) {
     edgeattn_test::g_double_scores_calls.fetch_add(1, std::memory_order_relaxed);
     Highway::Scores<Format, GH>(d, q, k, head_dim, nb, scale, s);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test double's counters (tests/backend_double/backend_double-inl.h): how often its kernels ran. Shared by the
 // library built with the double (edgeattn_backend_double) and its tests: one C++17 inline variable each.
 #ifndef EDGEATTN_TESTS_BACKEND_DOUBLE_BACKEND_DOUBLE_H_

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs a program that must fail (non-zero exit) and print a message: -DCOMMAND="emulator|program|args" (a list
 # separated by |) -DEXPECT=<regular expression>. Fails if the program exits 0 or its output lacks the message.
 string(REPLACE "|" ";" command "${COMMAND}")

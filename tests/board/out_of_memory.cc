@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A board program that allocates until the heap is gone, the way a test with a too-large buffer does: it must
 // end with the board support's "out of memory" message and a failing exit code, not silently after its first
 // line (tests/board/expect_failure.cmake runs it and checks both).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CMake's BUILD_TESTING=OFF is honoured: configures edgeattn with it (and with EDGEATTN_BUILD_TESTS and
 # EDGEATTN_BUILD_BENCHMARKS left at their defaults, then forced ON) and checks that the build defines the
 # library and no test or benchmark target. Called by ctest (tests/CMakeLists.txt).

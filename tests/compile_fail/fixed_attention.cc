@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built twice per case by tests/CMakeLists.txt: with INVALID=1 it must not compile (a static_assert in
 // FixedAttention fires), with INVALID=0 the same declaration with a valid shape must compile.
 #include "edgeattn/attention.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A C99 program written against edgeattn's C API only: results and status codes of every function, the
  * seed notebooks' answers, masking, and "outputs untouched on error". Exit code 0 if all checks pass.
  * Built in-tree (ctest c_api) and by separate CMake projects that find the library with find_package or
@@ -504,7 +505,7 @@ static void check_activation(void) {
   x[4] = -2.0f;
   CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_ERF), EDGEATTN_OK);
   CHECK(y[0] == 0.0f && isinf(y[1]) && y[1] > 0 && isnan(y[2]));
-  CHECK_NEAR(y[3], 0.8413447460685429, 1e-6);  /* 1 * Phi(1) */
+  CHECK_NEAR(y[3], 0.8413447460685429, 1e-6);   /* 1 * Phi(1) */
   CHECK_NEAR(y[4], -0.04550026389635842, 1e-7); /* -2 * Phi(-2) */
   CHECK_STATUS(edgeattn_activation_apply(x, y, 5, EDGEATTN_ACT_GELU_TANH), EDGEATTN_OK);
   CHECK_NEAR(y[3], 0.8411919906082768, 1e-6);
@@ -572,9 +573,9 @@ static void check_kv_cache(void) {
   CHECK(need > 0 && need <= sizeof(workspace));
   CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &out[0][0][0], workspace, need), EDGEATTN_OK);
   d.kv_len = 10;
-  CHECK_STATUS(edgeattn_attention(&d, &q[0][0][0], &k[0][0][0], &v[0][0][0], &direct[0][0][0], workspace,
-                                  sizeof(workspace)),
-               EDGEATTN_OK);
+  CHECK_STATUS(
+      edgeattn_attention(&d, &q[0][0][0], &k[0][0][0], &v[0][0][0], &direct[0][0][0], workspace, sizeof(workspace)),
+      EDGEATTN_OK);
   for (i = 0; i < 3 * 4 * 3; ++i) CHECK_NEAR((&out[0][0][0])[i], (&direct[0][0][0])[i], 1e-6);
   CHECK_STATUS(edgeattn_attention_cached(&d, &q[0][0][0], &cache, &out[0][0][0], workspace, need),
                EDGEATTN_ERROR_INVALID_ARGUMENT); /* kv_len != 0 */

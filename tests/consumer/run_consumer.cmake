@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Builds tests/consumer as a separate project and runs it. Called by ctest (tests/CMakeLists.txt).
 #   -DMODE=find_package|add_subdirectory -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DC_COMPILER=...
 #   -DCXX_COMPILER=... -DTOOLCHAIN=<file or empty> -DEMULATOR=<command|args or empty> -DEXTRA_CACHE=<a|b or empty>

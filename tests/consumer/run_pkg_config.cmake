@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs the library as built into a private prefix, then builds tests/consumer/consumer.c through
 # edgeattn.pc twice, with a plain Makefile and with Meson, and runs both. Called by ctest (tests/CMakeLists.txt).
 #   -DSOURCE_DIR=... -DBUILD_DIR=<edgeattn build> -DWORK_DIR=... -DC_COMPILER=... -DSTATIC_DISPATCH=ON|OFF

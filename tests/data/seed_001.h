@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Valid C99 and C++ (shared by the GoogleTest suite and the C consumer).
 // Transcribed by hand from ../shared/seeds/001_fad6bb66e0a2fd26.txt (numpy notebook, L = 4, d_k = d_v = 8).
 // Inputs: Q and K from the print in cell In [3] (repeated in In [31]), V from cell In [29] (In [3]'s print of V
@@ -26,15 +27,15 @@ static const float seed001_v[4][8] = {
 
 // Q K^T / sqrt(8), no mask (In [9]).
 static const double seed001_scaled[4][4] = {{-0.5324384, 1.98449261, -1.57674968, 1.14407104},
-                                  {-0.09641477, -0.37059281, 0.95225618, 0.65459723},
-                                  {-1.23168748, -1.14809416, 1.6370457, 0.55704751},
-                                  {-0.03271782, 1.15298777, -1.11527533, -0.31327672}};
+                                            {-0.09641477, -0.37059281, 0.95225618, 0.65459723},
+                                            {-1.23168748, -1.14809416, 1.6370457, 0.55704751},
+                                            {-0.03271782, 1.15298777, -1.11527533, -0.31327672}};
 
 // softmax(scaled + causal mask) (In [24]).
 static const double seed001_causal_weights[4][4] = {{1.0, 0.0, 0.0, 0.0},
-                                         {0.56811832, 0.43188168, 0.0, 0.0},
-                                         {0.05075659, 0.05518189, 0.89406153, 0.0},
-                                         {0.18632088, 0.60982739, 0.06311212, 0.14073961}};
+                                                    {0.56811832, 0.43188168, 0.0, 0.0},
+                                                    {0.05075659, 0.05518189, 0.89406153, 0.0},
+                                                    {0.18632088, 0.60982739, 0.06311212, 0.14073961}};
 
 // attention . V (In [28]).
 static const double seed001_causal_output[4][8] = {

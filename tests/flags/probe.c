@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Prints the SIMD target edgeattn runs on in this process (the flag matrix checks it, docs/platforms.md lists it). */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One row of the flag matrix: builds edgeattn as part of a user's project (tests/flags) with the user's compiler
 # flags, checks which Highway targets the archive holds, and where this machine can run the result, runs the C
 # API consumer (every kernel against the seed answers) and the probe (the SIMD target the process gets).

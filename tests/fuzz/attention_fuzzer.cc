@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes attention and attention weights on both paths: random shapes, head layouts, scales, mask kinds,
 // additive masks and workspace sizes, valid and invalid. The expected status comes from the contract
 // (attention.h / edgeattn.h), stated here independently of the library's checks; on success every output is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes exp on both paths: any length, any bit patterns, in place or not; every result checked against exp.h.
 #include "tests/fuzz/fuzz_util.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the libFuzzer harnesses: choosing the path and SIMD target from the input, reading floats,
 // and reporting a broken contract (abort, so that libFuzzer saves the input as a crash).
 #ifndef EDGEATTN_TESTS_FUZZ_FUZZ_UTIL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the KV cache through the C API (what outside code calls): random sequences of init (valid and invalid
 // descriptors, short/exact/long storage at odd addresses), append (n = 0, past capacity, unstorable values, k or
 // v inside the storage), truncate, read and attention_cached (random q_len, head layouts, masks, scales,
@@ -41,8 +42,8 @@ float GenValue(Rng& rng, int regime) {
   switch (regime) {
     case 1:
       if (rng.Next() % 24 == 0) {
-        static const float kSpecial[] = {NAN, INFINITY, -INFINITY, 0x1p-140f, -0x1p-149f, -0.0f, 65519.0f,
-                                         65520.0f, -70000.0f, 0x1p-24f, 0x1p-25f, 3e38f};
+        static const float kSpecial[] = {NAN,      INFINITY, -INFINITY, 0x1p-140f, -0x1p-149f, -0.0f,
+                                         65519.0f, 65520.0f, -70000.0f, 0x1p-24f,  0x1p-25f,   3e38f};
         return kSpecial[rng.Next() % (sizeof(kSpecial) / sizeof(kSpecial[0]))];
       }
       return static_cast<float>(6 * u - 3);
@@ -83,9 +84,9 @@ void QuantizeQ8(const float* x, size_t n, float* stored) {
     }
     stored[i] = static_cast<float>(static_cast<int>(q)) * scale;
     // The header's bound on the stored value, checked on this independent computation.
-    FUZZ_CHECK(std::fabs(static_cast<double>(stored[i]) - x[i]) <=
-                   static_cast<double>(scale) / 2 * (1 + 0x1p-14) + 0x1p-126,
-               "Q8 model: %a stored as %a (scale %a)", x[i], stored[i], scale);
+    FUZZ_CHECK(
+        std::fabs(static_cast<double>(stored[i]) - x[i]) <= static_cast<double>(scale) / 2 * (1 + 0x1p-14) + 0x1p-126,
+        "Q8 model: %a stored as %a (scale %a)", x[i], stored[i], scale);
   }
 }
 
@@ -217,8 +218,8 @@ struct Harness {
   };
   Snapshot Take() const { return Snapshot{cache, storage.bytes}; }
   void ExpectUnchanged(const Snapshot& s, const char* what, int status) const {
-    FUZZ_CHECK(std::memcmp(&s.cache, &cache, sizeof(cache)) == 0, "step %d %s (status %d): cache struct changed",
-               step, what, status);
+    FUZZ_CHECK(std::memcmp(&s.cache, &cache, sizeof(cache)) == 0, "step %d %s (status %d): cache struct changed", step,
+               what, status);
     FUZZ_CHECK(s.storage == storage.bytes, "step %d %s (status %d): storage changed", step, what, status);
   }
   // After a success: the bytes outside the documented storage are still canaries.
@@ -284,15 +285,15 @@ struct Harness {
     const int size_kind = data.ConsumeIntegralInRange<int>(0, 7);
     size_t size = 64;
     if (usable && need != 0) size = size_kind == 0 ? need - 1 : size_kind == 1 ? need + 1 + size_kind * 7 : need;
-    if (usable && need == 0 && known_type) size = StorageBytes(edgeattn_kv_cache_desc{d.type, d.num_kv_heads,
-                                                                 d.head_dim, d.value_dim, d.capacity, 0});
+    if (usable && need == 0 && known_type)
+      size = StorageBytes(edgeattn_kv_cache_desc{d.type, d.num_kv_heads, d.head_dim, d.value_dim, d.capacity, 0});
     next.Make(data.ConsumeIntegralInRange<size_t>(0, 15), size);
 
     // The storage size function, against the formula above.
     FUZZ_CHECK(edgeattn_kv_cache_storage_size(&d) == (huge ? 0 : need),
-               "storage_size(type %d heads %zu dk %zu dv %zu cap %zu window %zu) = %zu, expected %zu",
-               Raw(d.type), d.num_kv_heads, d.head_dim, d.value_dim, d.capacity, d.window,
-               edgeattn_kv_cache_storage_size(&d), huge ? 0 : need);
+               "storage_size(type %d heads %zu dk %zu dv %zu cap %zu window %zu) = %zu, expected %zu", Raw(d.type),
+               d.num_kv_heads, d.head_dim, d.value_dim, d.capacity, d.window, edgeattn_kv_cache_storage_size(&d),
+               huge ? 0 : need);
     FUZZ_CHECK(edgeattn_kv_cache_storage_size(nullptr) == 0, "storage_size(NULL)");
 
     edgeattn_status expected;
@@ -314,8 +315,8 @@ struct Harness {
     FUZZ_CHECK(s == expected,
                "step %d init(type %d heads %zu dk %zu dv %zu cap %zu window %zu, storage %zu of %zu, null %d): "
                "status %d, expected %d",
-               step, Raw(d.type), d.num_kv_heads, d.head_dim, d.value_dim, d.capacity, d.window,
-               next.size, need, null_kind, static_cast<int>(s), static_cast<int>(expected));
+               step, Raw(d.type), d.num_kv_heads, d.head_dim, d.value_dim, d.capacity, d.window, next.size, need,
+               null_kind, static_cast<int>(s), static_cast<int>(expected));
     if (s != EDGEATTN_OK) {
       ExpectUnchanged(before, "init", s);
       FUZZ_CHECK(next_before == next.bytes, "step %d init (status %d): the new storage was written", step, s);
@@ -389,8 +390,8 @@ struct Harness {
     FUZZ_CHECK(s == expected,
                "step %d append(n %zu, ptrs %d, regime %d) at length %zu/%zu window %zu type %d: status %d, "
                "expected %d",
-               step, nn, ptr_kind, regime, m.length, m.d.capacity, m.d.window, Raw(m.d.type),
-               static_cast<int>(s), static_cast<int>(expected));
+               step, nn, ptr_kind, regime, m.length, m.d.capacity, m.d.window, Raw(m.d.type), static_cast<int>(s),
+               static_cast<int>(expected));
     if (s != EDGEATTN_OK) {
       ExpectUnchanged(before, "append", s);
       return;
@@ -439,7 +440,7 @@ struct Harness {
     if (kind == 1) kp = nullptr;
     if (kind == 2) vp = nullptr;
     if (kind == 3) vp = k.data() + m.k_row - 1;  // v overlaps k (k_row >= 1)
-    if (kind == 4) kp = storage.FloatAt(4);  // k inside the storage
+    if (kind == 4) kp = storage.FloatAt(4);      // k inside the storage
     edgeattn_status expected;
     if (kp == nullptr || vp == nullptr) {
       expected = EDGEATTN_ERROR_NULL_POINTER;
@@ -462,12 +463,12 @@ struct Harness {
       return;
     }
     for (size_t e = 0; e < m.k_row; ++e) {
-      FUZZ_CHECK(SameFloatBits(k[e], m.K(p)[e]), "step %d read(%zu) type %d: k[%zu] = %a, expected %a (from %a)",
-                 step, p, Raw(m.d.type), e, k[e], m.K(p)[e], m.k_orig[(p % m.d.capacity) * m.k_row + e]);
+      FUZZ_CHECK(SameFloatBits(k[e], m.K(p)[e]), "step %d read(%zu) type %d: k[%zu] = %a, expected %a (from %a)", step,
+                 p, Raw(m.d.type), e, k[e], m.K(p)[e], m.k_orig[(p % m.d.capacity) * m.k_row + e]);
     }
     for (size_t e = 0; e < m.v_row; ++e) {
-      FUZZ_CHECK(SameFloatBits(v[e], m.V(p)[e]), "step %d read(%zu) type %d: v[%zu] = %a, expected %a (from %a)",
-                 step, p, Raw(m.d.type), e, v[e], m.V(p)[e], m.v_orig[(p % m.d.capacity) * m.v_row + e]);
+      FUZZ_CHECK(SameFloatBits(v[e], m.V(p)[e]), "step %d read(%zu) type %d: v[%zu] = %a, expected %a (from %a)", step,
+                 p, Raw(m.d.type), e, v[e], m.V(p)[e], m.v_orig[(p % m.d.capacity) * m.v_row + e]);
     }
     FUZZ_CHECK(v[m.v_row] == 7.0f && k[m.k_row] == 7.0f, "step %d read wrote past its rows", step);
   }
@@ -549,8 +550,8 @@ struct Harness {
         }
         if (nan_score) {
           for (size_t c = 0; c < vd; ++c) {
-            FUZZ_CHECK(std::isnan(orow[c]), "step %d %s: row (%zu, %zu) sees a NaN score but out[%zu] = %a", step,
-                       path, i, h, c, orow[c]);
+            FUZZ_CHECK(std::isnan(orow[c]), "step %d %s: row (%zu, %zu) sees a NaN score but out[%zu] = %a", step, path,
+                       i, h, c, orow[c]);
           }
           continue;
         }
@@ -561,8 +562,7 @@ struct Harness {
         for (size_t c = 0; c < vd; ++c) {
           FUZZ_CHECK(std::fabs(orow[c] - ref.out[c]) <= ref.bound[c],
                      "step %d %s type %d: out[%zu][%zu][%zu] = %a, exact %a, bound %g (keys %zu..%zu, window %zu)",
-                     step, path, Raw(m.d.type), i, h, c, orow[c], ref.out[c], ref.bound[c], lo, hi,
-                     m.d.window);
+                     step, path, Raw(m.d.type), i, h, c, orow[c], ref.out[c], ref.bound[c], lo, hi, m.d.window);
         }
       }
     }
@@ -571,9 +571,9 @@ struct Harness {
   void Attention() {
     edgeattn_attention_desc d{};
     const bool huge = data.ConsumeIntegralInRange<int>(0, 40) == 0;
-    d.q_len = huge ? SIZE_MAX / data.ConsumeIntegralInRange<size_t>(1, 3)
-                   : data.ConsumeIntegralInRange<int>(0, 30) == 0 ? 0
-                                                                 : data.ConsumeIntegralInRange<size_t>(1, 12);
+    d.q_len = huge                                           ? SIZE_MAX / data.ConsumeIntegralInRange<size_t>(1, 3)
+              : data.ConsumeIntegralInRange<int>(0, 30) == 0 ? 0
+                                                             : data.ConsumeIntegralInRange<size_t>(1, 12);
     const size_t kvh = m.d.num_kv_heads;
     switch (data.ConsumeIntegralInRange<int>(0, 9)) {
       case 0:  // arbitrary head counts (mismatches, zero)
@@ -623,7 +623,7 @@ struct Harness {
     SetRaw(&d.mask, mask < 12 ? 0 : mask < 24 ? 1 : 2 + data.ConsumeIntegralInRange<int>(0, 5));
     std::vector<float> additive(4, 0.0f);
     if (data.ConsumeIntegralInRange<int>(0, 30) == 0) d.additive_mask = additive.data();
-    const int null_kind = data.ConsumeIntegralInRange<int>(0, 40);  // 0 desc, 1 cache, 2 q, 3 out, 4 workspace
+    const int null_kind = data.ConsumeIntegralInRange<int>(0, 40);     // 0 desc, 1 cache, 2 q, 3 out, 4 workspace
     const int overlap_kind = data.ConsumeIntegralInRange<int>(0, 30);  // 1..5: one of the overlaps below
     const int ws_kind = data.ConsumeIntegralInRange<int>(0, 9);
     const int q_regime = data.ConsumeIntegralInRange<int>(0, 7) < 6 ? 0 : 1;
@@ -635,12 +635,12 @@ struct Harness {
     size_t q_elems = 0, out_elems = 0, tmp;
     const bool fits = Mul(d.q_len, d.num_heads, &tmp) && Mul(tmp, d.head_dim, &q_elems) && Mul(q_elems, 4, &tmp) &&
                       Mul(d.q_len, d.num_heads, &tmp) && Mul(tmp, d.value_dim, &out_elems) && Mul(out_elems, 4, &tmp);
-    const size_t need = edgeattn::AttentionCachedWorkspaceBytes(d.q_len, d.num_heads, kvh, m.d.head_dim,
-                                                                m.d.value_dim, m.d.capacity, m.d.window);
+    const size_t need = edgeattn::AttentionCachedWorkspaceBytes(d.q_len, d.num_heads, kvh, m.d.head_dim, m.d.value_dim,
+                                                                m.d.capacity, m.d.window);
     const bool usable = !huge && fits && d.q_len != 0 && d.num_heads != 0 && d.head_dim != 0 && d.value_dim != 0;
     bool shape = !usable;
     if (!shape && d.num_heads % kvh == 0 && need == 0) shape = true;  // an overflowing workspace count
-    if (!shape && m.length == 0) shape = true;  // an empty cache, whatever the mask kind
+    if (!shape && m.length == 0) shape = true;                        // an empty cache, whatever the mask kind
     if (!shape && known_mask) {
       if (Raw(d.mask) == EDGEATTN_MASK_CAUSAL && d.q_len > m.length) {
         shape = true;
@@ -650,9 +650,9 @@ struct Harness {
         shape = lo < m.first;
       }
     }
-    const bool argument = d.kv_len != 0 || d.head_dim != m.d.head_dim || d.value_dim != m.d.value_dim ||
-                          dkvh != kvh || d.num_heads % kvh != 0 || d.additive_mask != nullptr ||
-                          !(d.scale >= 0.0f) || std::isinf(d.scale) || !known_mask;
+    const bool argument = d.kv_len != 0 || d.head_dim != m.d.head_dim || d.value_dim != m.d.value_dim || dkvh != kvh ||
+                          d.num_heads % kvh != 0 || d.additive_mask != nullptr || !(d.scale >= 0.0f) ||
+                          std::isinf(d.scale) || !known_mask;
     // Buffers (a dummy for shapes no buffer can hold; a correct library never touches it).
     std::vector<float> q(usable ? q_elems + out_elems + 1 : 8);
     for (float& f : q) f = GenValue(rng, q_regime);
@@ -714,8 +714,10 @@ struct Harness {
                  need);
     }
     if (!usable || argument) {
-      FUZZ_CHECK(edgeattn_attention_cached_workspace_size(&d, &cache) == 0, "step %d workspace_size of an invalid "
-                 "descriptor is %zu", step, edgeattn_attention_cached_workspace_size(&d, &cache));
+      FUZZ_CHECK(edgeattn_attention_cached_workspace_size(&d, &cache) == 0,
+                 "step %d workspace_size of an invalid "
+                 "descriptor is %zu",
+                 step, edgeattn_attention_cached_workspace_size(&d, &cache));
     }
     FUZZ_CHECK(edgeattn_attention_cached_workspace_size(nullptr, &cache) == 0 &&
                    edgeattn_attention_cached_workspace_size(&d, nullptr) == 0,
@@ -732,8 +734,8 @@ struct Harness {
     cd.mask = static_cast<edgeattn::MaskKind>(Raw(d.mask));
     cd.additive_mask = d.additive_mask;
     const edgeattn::KvCache view(edgeattn::internal::KvCacheState{
-        edgeattn::KvCacheDesc{static_cast<edgeattn::KvType>(Raw(m.d.type)), m.d.num_kv_heads,
-                              m.d.head_dim, m.d.value_dim, m.d.capacity, m.d.window},
+        edgeattn::KvCacheDesc{static_cast<edgeattn::KvType>(Raw(m.d.type)), m.d.num_kv_heads, m.d.head_dim,
+                              m.d.value_dim, m.d.capacity, m.d.window},
         cache.storage, cache.storage_size, cache.length});
 
     std::vector<float> results[2];
@@ -753,8 +755,8 @@ struct Harness {
                  "step %d %s attention_cached(q_len %zu heads %zu/%zu dk %zu dv %zu kv_len %zu scale %g mask %d "
                  "add %d null %d overlap %d ws %zu of %zu) on [%zu, %zu) cap %zu window %zu: status %d, expected %d",
                  step, name, d.q_len, d.num_heads, d.num_kv_heads, d.head_dim, d.value_dim, d.kv_len,
-                 static_cast<double>(d.scale), Raw(d.mask), d.additive_mask != nullptr, null_kind,
-                 overlap_kind, ws_size, need, m.first, m.length, m.d.capacity, m.d.window, static_cast<int>(s),
+                 static_cast<double>(d.scale), Raw(d.mask), d.additive_mask != nullptr, null_kind, overlap_kind,
+                 ws_size, need, m.first, m.length, m.d.capacity, m.d.window, static_cast<int>(s),
                  static_cast<int>(expected));
       ExpectUnchanged(before, "attention_cached", s);
       FUZZ_CHECK(edgeattn_fuzz::SameBits(q, q_before), "step %d %s: q written", step, name);
@@ -766,7 +768,8 @@ struct Harness {
       CheckAgainstReference(d, q, out, name);
       results[path].assign(out.begin(), out.begin() + static_cast<ptrdiff_t>(out_elems));
     }
-    if (expected == EDGEATTN_OK && Raw(d.mask) == EDGEATTN_MASK_NONE && m.d.window != 0) RingEqualsLinear(d, q, results);
+    if (expected == EDGEATTN_OK && Raw(d.mask) == EDGEATTN_MASK_NONE && m.d.window != 0)
+      RingEqualsLinear(d, q, results);
   }
 
   // kv_cache.h: a ring and a linear cache that hold the same visible positions give bit-identical outputs.
@@ -793,8 +796,10 @@ struct Harness {
                "linear copy: attention");
     // The SIMD path reads F32 storage in registers only at 4-byte-aligned addresses, so the ring and its copy may
     // take different paths: NaN outputs then only have to be NaN in both (kv_cache.h).
-    FUZZ_CHECK(edgeattn_fuzz::SameBitsOrBothNaN(out, ring[0]), "step %d %s: ring [%zu, %zu) of capacity %zu window %zu and "
-               "its linear copy differ", step, target, lo, hi, m.d.capacity, m.d.window);
+    FUZZ_CHECK(edgeattn_fuzz::SameBitsOrBothNaN(out, ring[0]),
+               "step %d %s: ring [%zu, %zu) of capacity %zu window %zu and "
+               "its linear copy differ",
+               step, target, lo, hi, m.d.capacity, m.d.window);
     edgeattn::AttentionDesc cd;
     cd.q_len = d.q_len;
     cd.head_dim = d.head_dim;
@@ -803,14 +808,16 @@ struct Harness {
     cd.num_kv_heads = d.num_kv_heads;
     cd.scale = d.scale;
     const edgeattn::KvCache view(edgeattn::internal::KvCacheState{
-        edgeattn::KvCacheDesc{static_cast<edgeattn::KvType>(Raw(ld.type)), ld.num_kv_heads,
-                              ld.head_dim, ld.value_dim, ld.capacity, 0},
+        edgeattn::KvCacheDesc{static_cast<edgeattn::KvType>(Raw(ld.type)), ld.num_kv_heads, ld.head_dim, ld.value_dim,
+                              ld.capacity, 0},
         lin.storage, lin.storage_size, lin.length});
-    FUZZ_CHECK(edgeattn::scalar::AttentionCached(cd, q.data(), view, out.data(), ws.data(), need) ==
-                   edgeattn::Status::kOk,
-               "linear copy: scalar attention");
-    FUZZ_CHECK(edgeattn_fuzz::SameBits(out, ring[1]), "step %d scalar path: ring [%zu, %zu) of capacity %zu window "
-               "%zu and its linear copy differ", step, lo, hi, m.d.capacity, m.d.window);
+    FUZZ_CHECK(
+        edgeattn::scalar::AttentionCached(cd, q.data(), view, out.data(), ws.data(), need) == edgeattn::Status::kOk,
+        "linear copy: scalar attention");
+    FUZZ_CHECK(edgeattn_fuzz::SameBits(out, ring[1]),
+               "step %d scalar path: ring [%zu, %zu) of capacity %zu window "
+               "%zu and its linear copy differ",
+               step, lo, hi, m.d.capacity, m.d.window);
   }
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the transformer-block kernels on both paths: RmsNorm and LayerNorm (norm.h), ActivationApply,
 // GatedActivation and Add (activation.h), Rope and RopeTableFill / RopeWithTable (rope.h) and LinearTransposed
 // (linear.h). Random shapes and values (NaN, infinities, subnormals, huge and tiny rows), valid and invalid
@@ -79,7 +80,7 @@ void FuzzNorm(FuzzedDataProvider& data, bool layer, int path) {
     default:
       eps = data.ConsumeFloatingPointInRange<float>(0.0f, 1e-3f);
   }
-  const int alias = data.ConsumeIntegralInRange<int>(0, 6);  // 0: y == x, 1: y = x + 1, 2: y overlaps weight
+  const int alias = data.ConsumeIntegralInRange<int>(0, 6);       // 0: y == x, 1: y = x + 1, 2: y overlaps weight
   const int null_kind = data.ConsumeIntegralInRange<int>(0, 30);  // 0: x, 1: y
   const size_t n = rows * cols;
   // Layout: x [n], weight [cols], bias [cols], y [n] (+ canaries).
@@ -201,15 +202,15 @@ void FuzzNorm(FuzzedDataProvider& data, bool layer, int path) {
       const long double rho = 1 / std::sqrt(var + eps);
       const long double exact = (xr[j] - mu) * rho * wj + bj;
       if (std::fabs(exact) > 1e38L || rho > 1e300L) continue;
-      const double bound =
-          std::fabs(wj) * static_cast<double>(rho) *
-              ((static_cast<double>(cols) / 2 + 7) * u * static_cast<double>(std::fabs(xr[j] - mu)) +
-               static_cast<double>(cols + 8) * 0x1p-46 * static_cast<double>(max_abs)) +
-          u * static_cast<double>(std::fabs(exact)) +
-          static_cast<double>(cols + 2) * 0x1p-149 * std::fabs(wj) * (1 + static_cast<double>(rho)) + 0x1p-150;
+      const double bound = std::fabs(wj) * static_cast<double>(rho) *
+                               ((static_cast<double>(cols) / 2 + 7) * u * static_cast<double>(std::fabs(xr[j] - mu)) +
+                                static_cast<double>(cols + 8) * 0x1p-46 * static_cast<double>(max_abs)) +
+                           u * static_cast<double>(std::fabs(exact)) +
+                           static_cast<double>(cols + 2) * 0x1p-149 * std::fabs(wj) * (1 + static_cast<double>(rho)) +
+                           0x1p-150;
       FUZZ_CHECK(std::fabs(yr[j] - exact) <= bound,
-                 "%s LayerNorm: y[%zu][%zu] = %a, exact %La, bound %g (cols %zu, mean %La)", g_path, r, j, yr[j],
-                 exact, bound, cols, mu);
+                 "%s LayerNorm: y[%zu][%zu] = %a, exact %La, bound %g (cols %zu, mean %La)", g_path, r, j, yr[j], exact,
+                 bound, cols, mu);
     }
   }
 }
@@ -257,8 +258,8 @@ void CheckAct(int act, float x, float got, const char* what, size_t i) {
   }
   const long double exact = ActExact(act, x);
   if (std::fabs(static_cast<float>(exact)) >= FLT_MIN) {
-    FUZZ_CHECK(std::fabs(got - exact) <= kActUlps[act] * Ulp(exact), "%s %s act %d (%a) = %a at %zu, exact %La",
-               g_path, what, act, x, got, i, exact);
+    FUZZ_CHECK(std::fabs(got - exact) <= kActUlps[act] * Ulp(exact), "%s %s act %d (%a) = %a at %zu, exact %La", g_path,
+               what, act, x, got, i, exact);
   } else {
     FUZZ_CHECK(std::fabs(got) <= FLT_MIN && (got == 0.0f || std::signbit(got) == std::signbit(x)),
                "%s %s act %d (%a) = %a at %zu, exact %La (below FLT_MIN)", g_path, what, act, x, got, i, exact);
@@ -311,7 +312,8 @@ void FuzzActivation(FuzzedDataProvider& data, int kind, int path) {  // kind 0: 
   const edgeattn::Activation ea = static_cast<edgeattn::Activation>(act);
   Status s;
   if (kind == 0) {
-    s = path == 0 ? edgeattn::ActivationApply(p0, yp, call_n, ea) : edgeattn::scalar::ActivationApply(p0, yp, call_n, ea);
+    s = path == 0 ? edgeattn::ActivationApply(p0, yp, call_n, ea)
+                  : edgeattn::scalar::ActivationApply(p0, yp, call_n, ea);
   } else if (kind == 1) {
     s = path == 0 ? edgeattn::GatedActivation(p0, p1, yp, call_n, ea)
                   : edgeattn::scalar::GatedActivation(p0, p1, yp, call_n, ea);
@@ -322,15 +324,15 @@ void FuzzActivation(FuzzedDataProvider& data, int kind, int path) {  // kind 0: 
   FUZZ_CHECK(s == expected, "%s %s(n %zu act %d alias %d null %d): status %d, expected %d", g_path, kNames[kind],
              call_n, act, alias, null_kind, static_cast<int>(s), static_cast<int>(expected));
   if (s != Status::kOk) {
-    FUZZ_CHECK(edgeattn_fuzz::SameBits(a.v, before), "%s %s (status %d): something was written", g_path,
-               kNames[kind], static_cast<int>(s));
+    FUZZ_CHECK(edgeattn_fuzz::SameBits(a.v, before), "%s %s (status %d): something was written", g_path, kNames[kind],
+               static_cast<int>(s));
     return;
   }
   for (size_t i = 0; i < a.v.size(); ++i) {
     const bool in_y = a.v.data() + i >= y && a.v.data() + i < y + n;
     if (!in_y) {
-      FUZZ_CHECK(std::memcmp(&a.v[i], &before[i], 4) == 0, "%s %s: float %zu outside y written", g_path,
-                 kNames[kind], i);
+      FUZZ_CHECK(std::memcmp(&a.v[i], &before[i], 4) == 0, "%s %s: float %zu outside y written", g_path, kNames[kind],
+                 i);
     }
   }
   const float* x0 = before.data();
@@ -478,8 +480,8 @@ void FuzzRope(FuzzedDataProvider& data, bool table, int path) {
   } else if (d.num_heads == 0 || d.head_dim == 0 || call_seq == 0 || !FitsFloats(d.num_heads, d.head_dim) ||
              !FitsFloats(call_seq, d.num_heads * d.head_dim)) {
     expected = Status::kInvalidShape;
-  } else if (rd % 2 != 0 || rd > d.head_dim || (!table && !base_ok) || layout == 12 ||
-             first > kMaxPositions || call_seq > kMaxPositions - first ||
+  } else if (rd % 2 != 0 || rd > d.head_dim || (!table && !base_ok) || layout == 12 || first > kMaxPositions ||
+             call_seq > kMaxPositions - first ||
              (table && (t_rd != rd || first < t_first || first - t_first + call_seq > t_positions))) {
     expected = Status::kInvalidArgument;
   } else if (huge) {
@@ -590,9 +592,10 @@ void FuzzLinearTransposed(FuzzedDataProvider& data, int path) {
   const std::vector<float> before = a.v;
   const Status s = path == 0 ? edgeattn::LinearTransposed(xp, call_rows, in, wp, bp, out, yp)
                              : edgeattn::scalar::LinearTransposed(xp, call_rows, in, wp, bp, out, yp);
-  FUZZ_CHECK(s == expected, "%s LinearTransposed(rows %zu in %zu out %zu bias %d alias %d null %d): status %d, "
-             "expected %d", g_path, call_rows, in, out, with_bias, alias, null_kind, static_cast<int>(s),
-             static_cast<int>(expected));
+  FUZZ_CHECK(s == expected,
+             "%s LinearTransposed(rows %zu in %zu out %zu bias %d alias %d null %d): status %d, "
+             "expected %d",
+             g_path, call_rows, in, out, with_bias, alias, null_kind, static_cast<int>(s), static_cast<int>(expected));
   if (s != Status::kOk) {
     FUZZ_CHECK(edgeattn_fuzz::SameBits(a.v, before), "%s LinearTransposed (status %d): something was written", g_path,
                static_cast<int>(s));
@@ -600,7 +603,8 @@ void FuzzLinearTransposed(FuzzedDataProvider& data, int path) {
   }
   for (size_t i = 0; i < a.v.size(); ++i) {
     const bool in_y = a.v.data() + i >= y && a.v.data() + i < y + rows * out;
-    if (!in_y) FUZZ_CHECK(std::memcmp(&a.v[i], &before[i], 4) == 0, "%s LinearTransposed: float %zu written", g_path, i);
+    if (!in_y)
+      FUZZ_CHECK(std::memcmp(&a.v[i], &before[i], 4) == 0, "%s LinearTransposed: float %zu written", g_path, i);
   }
   const double nu = static_cast<double>(in + 1) * 0x1p-24;
   for (size_t r = 0; r < rows; ++r) {
@@ -612,8 +616,8 @@ void FuzzLinearTransposed(FuzzedDataProvider& data, int path) {
       }
       if (!std::isfinite(static_cast<double>(magnitude)) || magnitude > 1e37L) continue;
       const float got = y[r * out + o];
-      FUZZ_CHECK(std::fabs(got - exact) <= nu / (1 - nu) * static_cast<double>(magnitude) +
-                                               static_cast<double>(in + 1) * 0x1p-149,
+      FUZZ_CHECK(std::fabs(got - exact) <=
+                     nu / (1 - nu) * static_cast<double>(magnitude) + static_cast<double>(in + 1) * 0x1p-149,
                  "%s LinearTransposed: y[%zu][%zu] = %a, exact %La", g_path, r, o, got, exact);
     }
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes linear on both paths: shapes (including zero), with and without bias; every element checked against
 // linear.h's bound where the inputs are finite and nothing overflows.
 #include "tests/fuzz/fuzz_util.h"

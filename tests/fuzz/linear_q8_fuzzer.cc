@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes linear_q8 (issue 30): the quantiser, LinearQ8 in both modes and its parts, on the scalar path and on the
 // SIMD path with every int8 kernel this CPU has (the input picks the Highway target). Checks the statuses (with
 // nothing written on error), that ACT_Q8 gives the same bits on every path, kernel and split (any two NaNs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the llama2.c loaders of examples/llama: the checkpoint reader (versions 0 and 2) with Init and a few
 // forward steps on what it accepts, and the tokenizer reader with Encode and Decode. The contract: any bytes give a
 // status, never a crash, a hang or a read outside them (the input is copied into an allocation of exactly its

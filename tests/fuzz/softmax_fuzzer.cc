@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes softmax on both paths: shapes (including invalid ones), any values, in place or not; each element
 // checked against softmax.h's bound and special-value rules, invalid shapes must leave the output untouched.
 #include "tests/fuzz/fuzz_util.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the work split of issue 20 through the C API: edgeattn_attention_part_count / _shared_size / _part /
 // _finish and their cached versions. For random shapes (several 512-key chunks included), masks, head layouts and
 // caches (F32/F16/Q8, linear or ring), the parts run in an order the input chooses, each with its own workspace
@@ -34,7 +35,8 @@ int MaskOf(const edgeattn_attention_desc& d) {
   return kind;
 }
 bool ScaleAndMaskValid(const edgeattn_attention_desc& d) {
-  return d.scale >= 0.0f && !std::isinf(d.scale) && (MaskOf(d) == EDGEATTN_MASK_NONE || MaskOf(d) == EDGEATTN_MASK_CAUSAL);
+  return d.scale >= 0.0f && !std::isinf(d.scale) &&
+         (MaskOf(d) == EDGEATTN_MASK_NONE || MaskOf(d) == EDGEATTN_MASK_CAUSAL);
 }
 
 // The single call's status by the contract (edgeattn.h, attention.h): shape, then arguments, then the workspace
@@ -180,8 +182,9 @@ void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rn
   std::vector<unsigned char> ws(ws_need + 8);
   std::vector<float> single(out_elems + 1, 7.0f);
   const edgeattn_status s_single = split.Single(single.data(), ws.data(), ws_need);
-  const edgeattn_status expected = split.cache ? ExpectedCached(*split.d, split.cache->desc, split.cache->length, ws_need)
-                                               : ExpectedUncached(*split.d, ws_need);
+  const edgeattn_status expected = split.cache
+                                       ? ExpectedCached(*split.d, split.cache->desc, split.cache->length, ws_need)
+                                       : ExpectedUncached(*split.d, ws_need);
   FUZZ_CHECK(s_single == expected, "%s %s: single call status %d, the contract says %d", target, kind, s_single,
              expected);
   if (s_single == EDGEATTN_OK && ref.use) CheckAgainstReference(ref, single, target, kind);
@@ -210,15 +213,14 @@ void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rn
   const std::vector<float> out_before = out;
   const std::vector<unsigned char> shared_before = shared_buf;
   auto unchanged = [&](const char* what, edgeattn_status s) {
-    FUZZ_CHECK(edgeattn_fuzz::SameBits(out, out_before) && shared_buf == shared_before,
-               "%s %s: %s (status %d) wrote", target, kind, what, s);
+    FUZZ_CHECK(edgeattn_fuzz::SameBits(out, out_before) && shared_buf == shared_before, "%s %s: %s (status %d) wrote",
+               target, kind, what, s);
   };
   const int bad = data.ConsumeIntegralInRange<int>(0, 6);
   if (bad == 1) {
     const size_t part = data.PickValueInArray({count, count + 1, SIZE_MAX});
     const edgeattn_status s = split.Part(part, out.data(), shared, shared_need, ws.data(), ws_need);
-    FUZZ_CHECK(s == EDGEATTN_ERROR_INVALID_ARGUMENT, "%s %s: part %zu of %zu: status %d", target, kind, part, count,
-               s);
+    FUZZ_CHECK(s == EDGEATTN_ERROR_INVALID_ARGUMENT, "%s %s: part %zu of %zu: status %d", target, kind, part, count, s);
     unchanged("bad part index", s);
   } else if (bad == 2 && shared_need > 0) {
     const edgeattn_status s = split.Part(0, out.data(), shared, shared_need - 1, ws.data(), ws_need);
@@ -226,8 +228,8 @@ void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rn
                shared_need - 1, shared_need, s);
     unchanged("short shared", s);
     const edgeattn_status f = split.Finish(shared, shared_need - 1, out.data());
-    FUZZ_CHECK(f == EDGEATTN_ERROR_WORKSPACE_TOO_SMALL, "%s %s: finish with shared %zu of %zu: status %d", target,
-               kind, shared_need - 1, shared_need, f);
+    FUZZ_CHECK(f == EDGEATTN_ERROR_WORKSPACE_TOO_SMALL, "%s %s: finish with shared %zu of %zu: status %d", target, kind,
+               shared_need - 1, shared_need, f);
     unchanged("finish with a short shared", f);
   } else if (bad == 3 && ws_need > 0) {
     const edgeattn_status s = split.Part(0, out.data(), shared, shared_need, ws.data(), ws_need - 1);
@@ -260,18 +262,17 @@ void Run(FuzzedDataProvider& data, const Split& split, size_t out_elems, Rng& rn
   for (size_t part : order) {
     std::vector<unsigned char> own = Garbage(rng, ws_need + 8);
     const size_t off = rng.Next() % 8;
-    const edgeattn_status s =
-        split.Part(part, out.data(), shared_need == 0 && (rng.Next() & 1) ? nullptr : shared, shared_need,
-                   own.data() + off, ws_need);
+    const edgeattn_status s = split.Part(part, out.data(), shared_need == 0 && (rng.Next() & 1) ? nullptr : shared,
+                                         shared_need, own.data() + off, ws_need);
     FUZZ_CHECK(s == EDGEATTN_OK, "%s %s: part %zu of %zu: status %d", target, kind, part, count, s);
   }
-  const edgeattn_status f = split.Finish(shared_need == 0 && (rng.Next() & 1) ? nullptr : shared, shared_need,
-                                         out.data());
+  const edgeattn_status f =
+      split.Finish(shared_need == 0 && (rng.Next() & 1) ? nullptr : shared, shared_need, out.data());
   FUZZ_CHECK(f == EDGEATTN_OK, "%s %s: finish: status %d", target, kind, f);
   for (size_t i = 0; i < out_elems; ++i) {
     FUZZ_CHECK(std::memcmp(&out[i], &single[i], sizeof(float)) == 0,
-               "%s %s: split out[%zu] = %a, single call %a (%zu parts, shared %zu)", target, kind, i, out[i],
-               single[i], count, shared_need);
+               "%s %s: split out[%zu] = %a, single call %a (%zu parts, shared %zu)", target, kind, i, out[i], single[i],
+               count, shared_need);
   }
   FUZZ_CHECK(out[out_elems] == 7.0f, "%s %s: the split wrote past out", target, kind);
 }
@@ -366,8 +367,8 @@ void FuzzCached(FuzzedDataProvider& data, Rng& rng, const char* target) {
   c.num_kv_heads = data.ConsumeIntegralInRange<size_t>(1, 2);
   c.head_dim = data.ConsumeIntegralInRange<size_t>(1, 20);
   c.value_dim = data.ConsumeIntegralInRange<size_t>(1, 20);
-  c.capacity = data.ConsumeBool() ? data.ConsumeIntegralInRange<size_t>(1, 40)
-                                  : data.ConsumeIntegralInRange<size_t>(513, 1400);
+  c.capacity =
+      data.ConsumeBool() ? data.ConsumeIntegralInRange<size_t>(1, 40) : data.ConsumeIntegralInRange<size_t>(513, 1400);
   c.window = data.ConsumeBool() ? 0 : data.ConsumeIntegralInRange<size_t>(1, c.capacity);
   std::vector<unsigned char> storage(edgeattn_kv_cache_storage_size(&c) + 7);
   edgeattn_kv_cache cache;

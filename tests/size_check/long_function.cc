@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A function of 81 lines: tools/check_sizes.py must reject it (ctest lib_sizes_rejects_long_function).
 int LongFunction(int x) {
   x += 0;
