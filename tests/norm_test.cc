@@ -209,6 +209,24 @@ TEST_P(NormTest, SpecialRows) {
   for (int j = 0; j < 4; ++j) EXPECT_EQ(y[j], 0.0f);
   ASSERT_EQ(api().layer_norm(constant, 1, 4, nullptr, bias, 1e-5f, y), Status::kOk);
   for (int j = 0; j < 4; ++j) EXPECT_EQ(y[j], bias[j]);
+  // Constant rows of every width up to 70 and of values of every magnitude: the deviations are exactly 0, so with
+  // eps = 0 the output is exactly the bias, and with eps > 0 too (0 times the gain, plus the bias).
+  {
+    Rng rng;
+    std::vector<float> row(70), out(70), b(70), w(70);
+    for (size_t cols = 1; cols <= 70; ++cols) {
+      for (float magnitude : {1.0f, 0x1p-140f, 0x1p100f, 1e4f}) {
+        const float value = rng.Uniform(-3.0f, 3.0f) * magnitude;
+        for (size_t j = 0; j < cols; ++j) row[j] = value, b[j] = rng.Uniform(-2.0f, 2.0f), w[j] = rng.Uniform(-2.0f, 2.0f);
+        for (float e : {0.0f, 1e-5f}) {
+          ASSERT_EQ(api().layer_norm(row.data(), 1, cols, w.data(), b.data(), e, out.data()), Status::kOk);
+          for (size_t j = 0; j < cols; ++j) {
+            ASSERT_EQ(out[j], b[j]) << "cols " << cols << " value " << value << " eps " << e << " j " << j;
+          }
+        }
+      }
+    }
+  }
   // inf or NaN anywhere in a row: the whole row is NaN; the other rows are unaffected.
   for (float bad : {kInf, -kInf, kNaN}) {
     float x[2][5] = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}};

@@ -231,8 +231,8 @@ HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSour
 #endif
   for (; j < nb; ++j) {
     const unsigned char* row = k.Row(j);
-    const float sc = Format::kScaled ? k.Scale(j) : 0.0f;
-    for (size_t h = 0; h < GH; ++h) s[h][j] = RowDot<Format>(d, q[h], row, head_dim, sc) * scale;
+    const float row_scale = Format::kScaled ? k.Scale(j) : 0.0f;
+    for (size_t h = 0; h < GH; ++h) s[h][j] = RowDot<Format>(d, q[h], row, head_dim, row_scale) * scale;
   }
 }
 

@@ -151,7 +151,10 @@ void LayerNormRow(const float* x, size_t n, double inv_n, const float* weight, c
   double total = Passes::RowSum(x, n, 1.0f);
   if (!(total - total == 0.0)) total = Passes::RowSum(x, n, 0x1p-64f) * 0x1p64;
   if (!(total - total == 0.0)) return FillRow(y, n, kQuietNaN);
-  const double mean = total * inv_n;
+  // A division, not total * inv_n: for a constant row n * x / n is x exactly (the sum of at most 2^29 floats of
+  // one value is exact in double), so lo is 0 and the row's deviations are exactly 0, as the contract's constant
+  // rows need (inv_n, rounded, made lo nonzero for n = 3, 5, 6, ...: found by layers_fuzzer).
+  const double mean = total / static_cast<double>(n);
   const float hi = static_cast<float>(mean);
   const float lo = static_cast<float>(mean - static_cast<double>(hi));
   float sum = 0.0f, scale = 1.0f;
