@@ -217,7 +217,8 @@ TEST_P(NormTest, SpecialRows) {
     for (size_t cols = 1; cols <= 70; ++cols) {
       for (float magnitude : {1.0f, 0x1p-140f, 0x1p100f, 1e4f}) {
         const float value = rng.Uniform(-3.0f, 3.0f) * magnitude;
-        for (size_t j = 0; j < cols; ++j) row[j] = value, b[j] = rng.Uniform(-2.0f, 2.0f), w[j] = rng.Uniform(-2.0f, 2.0f);
+        for (size_t j = 0; j < cols; ++j)
+          row[j] = value, b[j] = rng.Uniform(-2.0f, 2.0f), w[j] = rng.Uniform(-2.0f, 2.0f);
         for (float e : {0.0f, 1e-5f}) {
           ASSERT_EQ(api().layer_norm(row.data(), 1, cols, w.data(), b.data(), e, out.data()), Status::kOk);
           for (size_t j = 0; j < cols; ++j) {

@@ -119,7 +119,8 @@ size_t TokenizerArenaBytes(size_t vocab_size) noexcept {
 Status LoadTokenizer(Tokenizer* tokenizer, const void* file, size_t size, size_t vocab_size, void* arena,
                      size_t arena_bytes, Error* error) noexcept {
   if (tokenizer == nullptr || file == nullptr || arena == nullptr || vocab_size == 0) return Status::kBadArgument;
-  if (static_cast<uint64_t>(size) >= (uint64_t{1} << 32)) return Say(error, Status::kBadArgument, "tokenizer: 4 GiB or more");
+  if (static_cast<uint64_t>(size) >= (uint64_t{1} << 32))
+    return Say(error, Status::kBadArgument, "tokenizer: 4 GiB or more");
   if (arena_bytes < TokenizerArenaBytes(vocab_size)) return Status::kArenaTooSmall;
   const unsigned char* p = static_cast<const unsigned char*>(file);
   if (size < 4)
