@@ -16,7 +16,8 @@
 #include "hwy/highway.h"
 #include "lib/common/backend.h"
 
-HWY_BEFORE_NAMESPACE();
+// No HWY_BEFORE_NAMESPACE: the region would hold no function, and clang warns of an unused target attribute
+// (-Wpragma-clang-attribute, an error in -Werror builds with -march=native).
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace backend {
@@ -24,7 +25,6 @@ using namespace ::edgeattn::HWY_NAMESPACE;  // NOLINT(google-build-using-namespa
 }  // namespace backend
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
 #if EDGEATTN_HAS_BACKEND && HWY_TARGET == HWY_STATIC_TARGET
 #include EDGEATTN_BACKEND_HEADER

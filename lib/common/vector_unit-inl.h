@@ -11,7 +11,8 @@
 
 #include "hwy/highway.h"
 
-HWY_BEFORE_NAMESPACE();
+// No HWY_BEFORE_NAMESPACE: the region would hold no function, and clang warns of an unused target attribute
+// (-Wpragma-clang-attribute, an error in -Werror builds with -march=native).
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 
@@ -25,6 +26,5 @@ constexpr bool kVectorFlushesSubnormals = HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_N
 
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
-HWY_AFTER_NAMESPACE();
 
 #endif  // include guard toggle
