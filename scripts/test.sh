@@ -20,8 +20,11 @@ host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev
   libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
   libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
-all_presets="host-release host-static host-static-v3 host-static-v4 host-clang host-asan host-fuzz
-  aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang"
+# host-fuzz last: its instrumented build (clang, ASan + UBSan + coverage, five x86 targets) is the longest, and its
+# tests the shortest, so the other presets' builds do not wait behind it.
+all_presets="host-release host-static host-static-v3 host-static-v4 host-clang host-asan
+  aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang
+  host-fuzz"
 presets=${EDGEATTN_TEST_PRESETS:-$all_presets}
 packages=("${host_packages[@]}")
 case " $presets " in *aarch64*|*armv7*|*cortex*) packages+=("${cross_packages[@]}") ;; esac
