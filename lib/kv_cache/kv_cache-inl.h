@@ -76,10 +76,10 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
 
 // KvChunkTiles on the reader of the route (fused or converted; fused in the cache's format): this picks the
 // instantiation ChooseKvRoute named, nothing more.
-template <class Kernels, class D, class AccOf>
+template <class Kernels, class D>
 HWY_INLINE void KvRouteTiles(D d, internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                              size_t g, const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region,
-                             AccOf acc_of) {
+                             const KvRowGrid& acc_of) {
   if constexpr (Kernels::kFormatsInRegisters) {  // else never kFused, and the formats' kernels are not compiled
     if (route == internal::KvRoute::kFused) {
       switch (p.layout.type) {
@@ -108,8 +108,8 @@ HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAtte
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   const KvSpan sp = KvSpanOf(p);
   KvResetRows(p, rows, true);
-  KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region,
-                        [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; });
+  const KvRowGrid out_rows{out + g * p.group * dv, p.num_heads * dv, dv};
+  KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region, out_rows);
   for (size_t i = i_begin; i < i_end; ++i) {
     for (size_t r = 0; r < p.group; ++r) {
       const size_t h = g * p.group + r;
@@ -140,8 +140,8 @@ HWY_NOINLINE void KvChunkedHead(internal::KvRoute route, const internal::KvAtten
   float* acc = combined + internal::KvRound16(n_state * 4);
   const KvSpan sp = KvSpanOf(p);
   const bool tiles = route != internal::KvRoute::kTwoPass;
-  const auto out_row = [&](size_t i, size_t r) { return out + (i * p.num_heads + g * p.group + r) * dv; };
-  const auto acc_row = [&](size_t i, size_t r) { return acc + (i * p.group + r) * dv; };
+  const KvRowGrid out_row{out + g * p.group * dv, p.num_heads * dv, dv};
+  const KvRowGrid acc_row{acc, p.group * dv, dv};
   for (size_t c = 0; c < sp.chunks; ++c) {
     size_t cb, ce;
     KvChunkBounds(sp, c, &cb, &ce);
@@ -218,10 +218,11 @@ HWY_NOINLINE void KvChunkPart(internal::KvRoute route, const internal::KvAttenti
   float* region = ws + internal::KvStateFloats(p.q_len, p.group);
   size_t cb, ce;
   KvChunkBounds(sp, c, &cb, &ce);
-  const auto acc_row = [&](size_t i, size_t r) {
-    const size_t h = g * p.group + r;
-    return c == 0 ? out + (i * p.num_heads + h) * dv : internal::PartialRow(layout, shared, h * p.q_len + i, c);
-  };
+  // Chunk 0 into the output rows; chunk c > 0 into the partial rows, PartialRow(layout, shared, h * q_len + i, c)
+  // for head h = g * group + r, which is affine in i and r.
+  const KvRowGrid acc_row = c == 0 ? KvRowGrid{out + g * p.group * dv, p.num_heads * dv, dv}
+                                   : KvRowGrid{internal::PartialRow(layout, shared, g * p.group * p.q_len, c),
+                                               (chunks - 1) * dv, p.q_len * (chunks - 1) * dv};
   const bool tiles = route != internal::KvRoute::kTwoPass;
   KvResetRows(p, rows, tiles);
   if (tiles) KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, cb, ce, region, acc_row);

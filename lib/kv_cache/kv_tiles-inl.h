@@ -122,6 +122,16 @@ struct ConvertedTiles {
   internal::RowSource Values(size_t a) const { return internal::PlainRows(v_tile + (a - t0) * v_stride, v_stride); }
 };
 
+// Where a route writes the rows of one kv head: row (i, r) (query row i, head r of the group) at
+// base + i * stride_i + r * stride_r. One type for the output rows, a chunked head's accumulators and a split's
+// partial rows, so that each reader's KvChunkTiles is compiled once per target, not once per caller (it is most of
+// kv_cache.cc's compile time, which every build and every flag-matrix row pays).
+struct KvRowGrid {
+  float* base;
+  size_t stride_i, stride_r;
+  float* operator()(size_t i, size_t r) const { return base + i * stride_i + r * stride_r; }
+};
+
 // Where one call's rows keep their state: per (query row i, head r of the group), slot i * group + r.
 struct KvRows {
   float* m;     // running max of the chunk's online softmax; NaN: a non-finite score met (the chunk is redone)
@@ -134,9 +144,9 @@ struct KvRows {
 // reader, then DecodeTile for each row's heads, into acc_of(i, r). A head that meets a non-finite score is marked
 // (m = NaN) and skipped. Not inlined: its frame is off the stack when a caller then runs a row's scalar fallback
 // (Cortex-M: the documented 1 KiB worst case).
-template <class Kernels, class Reader, class D, class AccOf>
+template <class Kernels, class Reader, class D>
 HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const float* q, size_t g, const KvRows& rows,
-                               size_t first_lo, size_t cb, size_t ce, float* region, AccOf acc_of) {
+                               size_t first_lo, size_t cb, size_t ce, float* region, const KvRowGrid& acc_of) {
   size_t rows_lo, rows_hi, unused;
   internal::KvVisible(p, rows.i_begin, &rows_lo, &unused);
   internal::KvVisible(p, rows.i_end - 1, &unused, &rows_hi);
