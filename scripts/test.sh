@@ -20,9 +20,11 @@ host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev
   libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
   libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
+# host-flags (the flag matrix: one library build per row, tests/CMakeLists.txt) is run by the build lane after
+# the last build, since its tests are builds: the test lane, the longer one, goes on meanwhile.
 # host-fuzz last: its instrumented build (clang, ASan + UBSan + coverage, five x86 targets) is the longest, and its
 # tests the shortest, so the other presets' builds do not wait behind it.
-all_presets="host-release host-static host-static-v3 host-static-v4 host-clang host-asan
+all_presets="host-release host-flags host-static host-static-v3 host-static-v4 host-clang host-asan
   aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang
   host-fuzz"
 presets=${EDGEATTN_TEST_PRESETS:-$all_presets}
@@ -88,6 +90,10 @@ step() {
 }
 failed() { [ -e "$logs/failed" ]; }
 
+build_lane_tests=" host-flags "
+run_tests() {
+  step "test $1" ctest --preset "$1" --output-junit "$PWD/build/ctest-junit/$1.xml"
+}
 build_lane() {
   for configure in "${configures[@]}"; do
     failed && return 1
@@ -97,9 +103,18 @@ build_lane() {
     fi
     touch "$logs/built-$configure"
   done
+  for preset in "${tests[@]}"; do
+    [[ "$build_lane_tests" == *" $preset "* ]] || continue
+    failed && return 1
+    if ! run_tests "$preset"; then
+      touch "$logs/failed"
+      return 1
+    fi
+  done
 }
 test_lane() {
   for preset in "${tests[@]}"; do
+    [[ "$build_lane_tests" == *" $preset "* ]] && continue
     local configure
     configure=$(configure_of "$preset")
     until [ -e "$logs/built-$configure" ]; do
@@ -107,7 +122,7 @@ test_lane() {
       sleep 1
     done
     failed && return 1
-    if ! step "test $preset" ctest --preset "$preset" --output-junit "$PWD/build/ctest-junit/$preset.xml"; then
+    if ! run_tests "$preset"; then
       touch "$logs/failed"
       return 1
     fi
