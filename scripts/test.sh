@@ -9,9 +9,9 @@
 # and docs/platforms.md lists the choice per preset. A new platform: its configure, build and test presets in
 # CMakePresets.json (the test preset excludes the kinds another preset already covers), then its name below.
 #
-# Two lanes run at once: one configures and builds the configure presets in turn, the other runs each test preset
-# as soon as its build is done. While one lane configures, links, discovers tests or waits for its last test, the
-# other keeps the cores busy. Each step's output goes to build/ci-logs/ and is printed whole when the step ends.
+# Three lanes run at once: one configures and builds the configure presets in turn, one runs each test preset as
+# soon as its build is done, and a side lane runs the two long host presets (host-long, host-flags). While one lane
+# configures, links, discovers tests or waits for its last test, the others keep the cores busy. Each step's output goes to build/ci-logs/ and is printed whole when the step ends.
 # At the end: every step's wall-clock and CPU seconds (user + system of all the processes the step ran, so the
 # figure holds on a busy machine too), the totals, and JUnit XML of each test preset in build/ctest-junit/.
 set -euo pipefail
@@ -20,11 +20,12 @@ host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev
   libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
   libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
-# host-flags (the flag matrix: one library build per row, tests/CMakeLists.txt) is run by the build lane after
-# the last build, since its tests are builds: the test lane, the longer one, goes on meanwhile.
+# host-long (the exhaustive sweeps: 20 minutes of one test on a busy machine) and host-flags (the flag matrix: one
+# library build per row) run in a third lane as soon as host-release is built, so that neither holds up the test
+# lane's other presets nor the build lane.
 # host-fuzz last: its instrumented build (clang, ASan + UBSan + coverage, five x86 targets) is the longest, and its
 # tests the shortest, so the other presets' builds do not wait behind it.
-all_presets="host-release host-flags host-static host-static-v3 host-static-v4 host-clang host-asan
+all_presets="host-release host-long host-flags host-static host-static-v3 host-static-v4 host-clang host-asan
   aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang
   host-fuzz"
 presets=${EDGEATTN_TEST_PRESETS:-$all_presets}
@@ -60,7 +61,7 @@ done
 logs=build/ci-logs
 rm -rf "$logs"
 mkdir -p "$logs" build/ctest-junit
-# Two lanes on two cores: each build and each nested build of a test (flag matrix, consumers) uses two jobs.
+# Two cores: each build and each nested build of a test (flag matrix, consumers) uses two jobs.
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi
 
@@ -90,7 +91,7 @@ step() {
 }
 failed() { [ -e "$logs/failed" ]; }
 
-build_lane_tests=" host-flags "
+side_lane_tests=" host-long host-flags "
 run_tests() {
   step "test $1" ctest --preset "$1" --output-junit "$PWD/build/ctest-junit/$1.xml"
 }
@@ -103,18 +104,13 @@ build_lane() {
     fi
     touch "$logs/built-$configure"
   done
-  for preset in "${tests[@]}"; do
-    [[ "$build_lane_tests" == *" $preset "* ]] || continue
-    failed && return 1
-    if ! run_tests "$preset"; then
-      touch "$logs/failed"
-      return 1
-    fi
-  done
 }
+# test_lane side: the presets of side_lane_tests; test_lane main: the others. Each runs its presets in order, each
+# as soon as its configure preset is built.
 test_lane() {
   for preset in "${tests[@]}"; do
-    [[ "$build_lane_tests" == *" $preset "* ]] && continue
+    [[ "$side_lane_tests" == *" $preset "* ]] && [ "$1" = main ] && continue
+    [[ "$side_lane_tests" == *" $preset "* ]] || [ "$1" = main ] || continue
     local configure
     configure=$(configure_of "$preset")
     until [ -e "$logs/built-$configure" ]; do
@@ -131,9 +127,12 @@ test_lane() {
 
 build_lane &
 build_pid=$!
+test_lane side &
+side_pid=$!
 status=0
-test_lane || status=1
+test_lane main || status=1
 wait $build_pid || status=1
+wait $side_pid || status=1
 
 printf "=== time per step (install %d s; %d s wall in all, %d CPU-s)\n" "$install_seconds" "$SECONDS" \
   "$(awk '{ for (i = 3; i <= NF; ++i) if ($i == "CPU") s += $(i - 2) } END { printf "%d", s }' "$logs/table")"
