@@ -3,7 +3,7 @@
 # flags, checks which Highway targets the archive holds, and where this machine can run the result, runs the C
 # API consumer (every kernel against the seed answers) and the probe (the SIMD target the process gets).
 #   cmake -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DFLAGS="-march=..." -DTARGETS="AVX3|AVX2"
-#         [-DC_COMPILER=... -DCXX_COMPILER=... | -DTOOLCHAIN=<file>] [-DSTATIC_DISPATCH=ON] [-DBUILD_TYPE=Debug]
+#         [-DC_COMPILER=... -DCXX_COMPILER=... | -DTOOLCHAIN=<file>] [-DSTATIC_DISPATCH=ON]
 #         [-DRUN=native|emulator|none -DEMULATOR="qemu-aarch64|-L|/usr/aarch64-linux-gnu" -DQEMU_CPU=...]
 #         [-DEXPECT_TARGET=<name>] -P run_flags.cmake
 # RUN=native runs only if the flags enable no instruction-set extension that -march=native (this CPU, as the same
@@ -36,12 +36,9 @@ endif()
 if(NOT DEFINED RUN)
   set(RUN none)
 endif()
-if(NOT BUILD_TYPE)
-  set(BUILD_TYPE Release)  # the user's optimisation level: Release's -O3, or Debug's none
-endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 separate_arguments(flag_list UNIX_COMMAND "${FLAGS}")
-set(configure_args -S ${SOURCE_DIR}/tests/flags -B ${WORK_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+set(configure_args -S ${SOURCE_DIR}/tests/flags -B ${WORK_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
     -DEDGEATTN_SOURCE_DIR=${SOURCE_DIR} -DEDGEATTN_WERROR=ON -DEDGEATTN_STATIC_DISPATCH=${STATIC_DISPATCH})
 if(TOOLCHAIN)
   list(APPEND configure_args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN})
