@@ -11,7 +11,8 @@
 #
 # Three lanes run at once: one configures and builds the configure presets in turn, one runs each test preset as
 # soon as its build is done, and a side lane runs the two long host presets (host-long, host-flags). While one lane
-# configures, links, discovers tests or waits for its last test, the others keep the cores busy. Each step's output goes to build/ci-logs/ and is printed whole when the step ends.
+# configures, links, discovers tests or waits for its last test, the others keep the cores busy. Each step's output
+# goes to build/ci-logs/ and is printed whole when the step ends.
 # At the end: every step's wall-clock and CPU seconds (user + system of all the processes the step ran, so the
 # figure holds on a busy machine too), the totals, and JUnit XML of each test preset in build/ctest-junit/.
 set -euo pipefail
