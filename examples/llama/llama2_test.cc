@@ -368,7 +368,8 @@ std::vector<unsigned char> BuildFile(const Shape& s, uint32_t seed) {
 // More positions than one key chunk (512), so decode steps split the keys into chunks whose partial results the
 // shared buffer holds: its size (estimated by Init, checked by every call) and the bits. A prefill brings the cache
 // close to each chunk boundary (positions 512 and 1024: keys = position + 1), and the decode steps cross it: one to
-// two chunks, then two to three (decoding all 1100 positions took minutes under QEMU and checked nothing more).
+// two chunks, then two to three (decoding all 1100 positions one by one took minutes under QEMU; one-chunk decode
+// steps are BitIdenticalToOneThread's).
 TEST(Llama2Threads, BitIdenticalWithKeyChunks) {
   const Shape s{16, 24, 2, 4, 2, 40, 1100, false, 0};
   std::vector<int> tokens(1100);
