@@ -4,7 +4,8 @@
 // reports the max ULP error per function and path. Part of the ctest label "long".
 //
 // The reference is the expensive part (erfc and exp in double), so it is computed once per input and shared by
-// all paths, and where a short formula is exact to far below 2^-43 relative it replaces libm:
+// all paths (kept rounded to float for a fast vectorized first check, and computed again for the few blocks of
+// inputs that the first check sends to the exact one: BlockNeedsCheck), and where a short formula is exact to far below 2^-43 relative it replaces libm:
 //   |x| < 2^-25:  f(x) = x/2 + c x^2 + O(x^4) (c = 1/sqrt(2 pi) for GELU erf, sqrt(2/pi) for GELU tanh,
 //                 1/4 for SiLU), relative truncation error below x^2 < 2^-50;
 //   x >= kLargeX: f(x) = x to within 2^-64 relative;
@@ -57,8 +58,7 @@ struct PathResult {
   }
 };
 
-// The contract for one input and function, packed into one double (8 bytes per input and function: the sweep is
-// bound by memory traffic): a normal-range value is the reference (ULP bound); NaN: NaN expected; +inf: +inf
+// The contract for one input and function, packed into one double: a normal-range value is the reference (ULP bound); NaN: NaN expected; +inf: +inf
 // expected; +-0: the result may flush (|y| <= FLT_MIN, zero or the sign of the 0). Inputs +-0 and -inf, whose exact
 // bits the unit test checks, are checked here by the flush rule.
 double PackedExpectation(size_t f, float x) {
@@ -90,6 +90,62 @@ inline double InverseUlp(double exact) {
   return inverse;
 }
 
+// Whether got meets the contract's special rules for an expectation that is not a finite nonzero value: +-0
+// (flushing allowed: |got| <= FLT_MIN, zero or the sign of the 0), NaN or +inf.
+inline bool SpecialOk(float got, double exact) {
+  if (exact == 0.0) return std::fabs(got) <= FLT_MIN && (got == 0.0f || std::signbit(got) == std::signbit(exact));
+  return std::isnan(exact) ? std::isnan(got) : got == kInf;
+}
+
+// Checks inputs [begin, end) of function f one by one into r, each against its reference computed again: the
+// largest ULP error and its input, violations and the first examples.
+void CheckInputs(const float* in, const float* out, size_t f, size_t begin, size_t end, double bound, PathResult& r) {
+  for (size_t i = begin; i < end; ++i) {
+    const float got = out[i];
+    const double exact = PackedExpectation(f, in[i]);
+    bool ok;
+    if (exact != 0.0 && std::isfinite(exact)) {
+      const double ulp = std::fabs(static_cast<double>(got) - exact) * InverseUlp(exact);
+      ok = ulp <= bound;
+      if (ulp > r.max_ulp) {
+        r.max_ulp = ulp;
+        r.worst_input = in[i];
+      }
+    } else {
+      ok = SpecialOk(got, exact);
+    }
+    if (!ok && ++r.violations <= 5) {
+      r.examples.push_back(std::string(ActivationName(kSwept[f])) + "(" + std::to_string(in[i]) + ") = " +
+                           std::to_string(got) + ", reference " + std::to_string(exact));
+    }
+  }
+}
+
+// Whether any of n results may break the contract or have an error above limit + 0.5 ULP, from the expectations
+// rounded to float (rounded = float(PackedExpectation)), in 32-bit integer operations only, which the compiler
+// vectorizes. For a normal expectation, got in the same binade (sign and exponent) as rounded is d = |bits(got) -
+// bits(rounded)| ULPs of rounded's binade from it, and rounded is within half a ULP of the exact value, so the error
+// is at most d + 0.5: d <= limit means no new largest error and no violation. got in another binade (rare) is
+// flagged. The special expectations +-0, NaN and +inf are checked exactly, by their rules on got's bits.
+bool BlockNeedsCheck(const float* out, const float* rounded, size_t n, int32_t limit) {
+  uint32_t flagged = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t g, e;
+    std::memcpy(&g, &out[i], sizeof(g));
+    std::memcpy(&e, &rounded[i], sizeof(e));
+    const uint32_t e_exponent = e & 0x7F800000u, e_magnitude = e & 0x7FFFFFFFu, g_magnitude = g & 0x7FFFFFFFu;
+    const uint32_t normal = (e_exponent != 0) & (e_exponent != 0x7F800000u);
+    const int32_t d = static_cast<int32_t>(g_magnitude) - static_cast<int32_t>(e_magnitude);
+    const uint32_t normal_flag = (((g ^ e) >> 23) != 0) | ((d > limit) | (-d > limit));
+    const uint32_t zero_ok = (g_magnitude <= 0x00800000u) & ((g_magnitude == 0) | (((g ^ e) >> 31) == 0));
+    const uint32_t nan_ok = g_magnitude > 0x7F800000u, inf_ok = g == 0x7F800000u;
+    const uint32_t special_ok = ((e_magnitude == 0) & zero_ok) | ((e_magnitude > 0x7F800000u) & nan_ok) |
+                                ((e_magnitude == 0x7F800000u) & inf_ok);
+    flagged |= (normal & normal_flag) | ((normal ^ 1) & (special_ok ^ 1));
+  }
+  return flagged != 0;
+}
+
 // The inputs of one sweep: count bit patterns, the i-th given by bits(i); functions[f] says which of kSwept run.
 struct SweepResult {
   std::vector<PathResult> results;  // [path][function]
@@ -98,12 +154,13 @@ struct SweepResult {
 
 template <class Bits>
 SweepResult SweepInputs(const std::vector<Path>& paths, uint64_t count, Bits bits, const bool (&functions)[kNumSwept]) {
-  constexpr size_t kChunk = EDGEATTN_TEST_SMALL_MEMORY ? size_t{1} << 12 : size_t{1} << 20;  // 36 bytes per input
+  // 20 bytes per input: 5 MiB, which stays in the last-level cache while every path reads it.
+  constexpr size_t kChunk = EDGEATTN_TEST_SMALL_MEMORY ? size_t{1} << 12 : size_t{1} << 18;
   SweepResult sweep;
   sweep.results.resize(paths.size() * kNumSwept);
   sweep.path_seconds.assign(paths.size(), 0.0);
   std::vector<float> in(kChunk), out(kChunk);
-  std::vector<double> expect(kChunk * kNumSwept);
+  std::vector<float> rounded(kChunk * kNumSwept);  // [function][input]: float(PackedExpectation)
   for (uint64_t base = 0; base < count; base += kChunk) {
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, count - base));
     ParallelFor(chunk, [&](size_t begin, size_t end) {
@@ -111,7 +168,7 @@ SweepResult SweepInputs(const std::vector<Path>& paths, uint64_t count, Bits bit
         const uint32_t b = bits(base + i);
         std::memcpy(&in[i], &b, sizeof(float));
         for (size_t f = 0; f < kNumSwept; ++f) {
-          if (functions[f]) expect[f * kChunk + i] = PackedExpectation(f, in[i]);
+          if (functions[f]) rounded[f * kChunk + i] = static_cast<float>(PackedExpectation(f, in[i]));
         }
       }
     });
@@ -119,43 +176,39 @@ SweepResult SweepInputs(const std::vector<Path>& paths, uint64_t count, Bits bit
       const auto path_start = std::chrono::steady_clock::now();
       ScopedTarget target(paths[p]);  // process-wide: every worker runs the same path
       const ActivationApi& api = ActivationApiFor(paths[p]);
-      for (size_t f = 0; f < kNumSwept; ++f) {
-        if (!functions[f]) continue;
-        const Activation act = kSwept[f];
-        const double bound = MaxUlp(act);
-        TestMutex merge;
-        ParallelFor(chunk, [&](size_t begin, size_t end) {
-          PathResult r;
-          if (api.apply(in.data() + begin, out.data() + begin, end - begin, act) != Status::kOk) {
-            r.violations = end - begin;
-            r.examples.push_back("status not OK");
-          }
-          const double* e = expect.data() + f * kChunk;
-          for (size_t i = begin; i < end; ++i) {
-            const float got = out[i];
-            const double exact = e[i];
-            bool ok;
-            if (exact != 0.0 && std::isfinite(exact)) {
-              const double ulp = std::fabs(static_cast<double>(got) - exact) * InverseUlp(exact);
-              ok = ulp <= bound;
-              if (ulp > r.max_ulp) {
-                r.max_ulp = ulp;
-                r.worst_input = in[i];
-              }
-            } else if (exact == 0.0) {
-              ok = std::fabs(got) <= FLT_MIN && (got == 0.0f || std::signbit(got) == std::signbit(exact));
-            } else {  // NaN or +inf
-              ok = (std::isnan(exact) ? std::isnan(got) : got == kInf);
+      TestMutex merge;
+      double largest[kNumSwept];  // each function's largest error on this path so far
+      for (size_t f = 0; f < kNumSwept; ++f) largest[f] = sweep.results[p * kNumSwept + f].max_ulp;
+      ParallelFor(chunk, [&](size_t begin, size_t end) {
+        PathResult r[kNumSwept];
+        // Blocks of kBlock inputs, each evaluated and checked while it is in the L1 cache: a branch-free pass over
+        // the block (BlockNeedsCheck), and only a block that may raise the largest error so far or breaks the
+        // contract is checked again input by input, which records the worst input and the examples. The same
+        // results as checking each input in detail.
+        constexpr size_t kBlock = 1024;
+        for (size_t block = begin; block < end; block += kBlock) {
+          const size_t block_end = std::min(end, block + kBlock);
+          for (size_t f = 0; f < kNumSwept; ++f) {
+            if (!functions[f]) continue;
+            const Activation act = kSwept[f];
+            if (api.apply(in.data() + block, out.data() + block, block_end - block, act) != Status::kOk) {
+              r[f].violations += block_end - block;
+              if (r[f].examples.size() < 5) r[f].examples.push_back("status not OK");
             }
-            if (!ok && ++r.violations <= 5) {
-              r.examples.push_back(std::string(ActivationName(act)) + "(" + std::to_string(in[i]) +
-                                   ") = " + std::to_string(got) + ", reference " + std::to_string(exact));
+            const double bound = MaxUlp(act);
+            // The largest error so far on this path, or the bound if lower: a block whose errors may exceed it
+            // is checked in detail.
+            const double limit = std::floor(std::min(std::max(largest[f], r[f].max_ulp), bound) - 0.5);
+            if (!BlockNeedsCheck(out.data() + block, rounded.data() + f * kChunk + block, block_end - block,
+                                 static_cast<int32_t>(std::max(limit, -1.0)))) {
+              continue;
             }
+            CheckInputs(in.data(), out.data(), f, block, block_end, bound, r[f]);
           }
-          ScopedLock lock(merge);
-          sweep.results[p * kNumSwept + f].Merge(r);
-        });
-      }
+        }
+        ScopedLock lock(merge);
+        for (size_t f = 0; f < kNumSwept; ++f) sweep.results[p * kNumSwept + f].Merge(r[f]);
+      });
       sweep.path_seconds[p] += std::chrono::duration<double>(std::chrono::steady_clock::now() - path_start).count();
     }
   }
