@@ -5,7 +5,8 @@
 //
 // The reference is the expensive part (erfc and exp in double), so it is computed once per input and shared by
 // all paths (kept rounded to float for a fast vectorized first check, and computed again for the few blocks of
-// inputs that the first check sends to the exact one: BlockNeedsCheck), and where a short formula is exact to far below 2^-43 relative it replaces libm:
+// inputs that the first check sends to the exact one: BlockNeedsCheck), and where a short formula is exact to far below
+// 2^-43 relative it replaces libm:
 //   |x| < 2^-25:  f(x) = x/2 + c x^2 + O(x^4) (c = 1/sqrt(2 pi) for GELU erf, sqrt(2/pi) for GELU tanh,
 //                 1/4 for SiLU), relative truncation error below x^2 < 2^-50;
 //   x >= kLargeX: f(x) = x to within 2^-64 relative;
@@ -58,9 +59,9 @@ struct PathResult {
   }
 };
 
-// The contract for one input and function, packed into one double: a normal-range value is the reference (ULP bound); NaN: NaN expected; +inf: +inf
-// expected; +-0: the result may flush (|y| <= FLT_MIN, zero or the sign of the 0). Inputs +-0 and -inf, whose exact
-// bits the unit test checks, are checked here by the flush rule.
+// The contract for one input and function, packed into one double: a normal-range value is the reference (ULP bound);
+// NaN: NaN expected; +inf: +inf expected; +-0: the result may flush (|y| <= FLT_MIN, zero or the sign of the 0). Inputs
+// +-0 and -inf, whose exact bits the unit test checks, are checked here by the flush rule.
 double PackedExpectation(size_t f, float x) {
   if (std::isnan(x)) return kNaN;
   if (x == kInf) return kInf;
@@ -115,8 +116,8 @@ void CheckInputs(const float* in, const float* out, size_t f, size_t begin, size
       ok = SpecialOk(got, exact);
     }
     if (!ok && ++r.violations <= 5) {
-      r.examples.push_back(std::string(ActivationName(kSwept[f])) + "(" + std::to_string(in[i]) + ") = " +
-                           std::to_string(got) + ", reference " + std::to_string(exact));
+      r.examples.push_back(std::string(ActivationName(kSwept[f])) + "(" + std::to_string(in[i]) +
+                           ") = " + std::to_string(got) + ", reference " + std::to_string(exact));
     }
   }
 }
