@@ -126,14 +126,25 @@ test_lane() {
   done
 }
 
-build_lane &
-build_pid=$!
-test_lane side &
-side_pid=$!
+# lane NAME COMMAND...: runs COMMAND and writes its exit status to the lane's file. Not "wait PID" for the status:
+# bash forgets a finished background job's status once a later process reuses its PID, and a CI run starts
+# enough processes for that ("wait: pid ... is not a child of this shell" failed a run whose steps all passed).
+lane() {
+  local name=$1
+  shift
+  local code=0
+  "$@" || code=1
+  echo $code >"$logs/lane-$name.status"
+}
+lane build build_lane &
+lane side test_lane side &
 status=0
 test_lane main || status=1
-wait $build_pid || status=1
-wait $side_pid || status=1
+wait
+for name in build side; do
+  [ "$(cat "$logs/lane-$name.status" 2>/dev/null)" = 0 ] || status=1
+done
+if failed; then status=1; fi
 
 printf "=== time per step (install %d s; %d s wall in all, %d CPU-s)\n" "$install_seconds" "$SECONDS" \
   "$(awk '{ for (i = 3; i <= NF; ++i) if ($i == "CPU") s += $(i - 2) } END { printf "%d", s }' "$logs/table")"
