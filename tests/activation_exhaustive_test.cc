@@ -79,18 +79,6 @@ double PackedExpectation(size_t f, float x) {
   return exact;
 }
 
-// 1 / ULP of exact rounded to float (|exact| >= FLT_MIN) from its bits: frexp and ldexp would cost more than the
-// rest of the check.
-inline double InverseUlp(double exact) {
-  uint32_t bits;
-  const float rounded = std::fabs(static_cast<float>(exact));
-  std::memcpy(&bits, &rounded, sizeof(bits));
-  const uint64_t inverse_bits = static_cast<uint64_t>(1023 + 23 + 127 - (bits >> 23)) << 52;  // 2^(23 - e)
-  double inverse;
-  std::memcpy(&inverse, &inverse_bits, sizeof(inverse));
-  return inverse;
-}
-
 // Whether got meets the contract's special rules for an expectation that is not a finite nonzero value: +-0
 // (flushing allowed: |got| <= FLT_MIN, zero or the sign of the 0), NaN or +inf.
 inline bool SpecialOk(float got, double exact) {

@@ -74,11 +74,7 @@ void SweepExp(uint64_t stride, const FpEnv* env) {
           expect[i] = Expect::kFlushable;
         } else {
           expect[i] = Expect::kUlp;
-          // 1 / UlpOf(exact) from the bits of rounded (normal): 2^(23 - its exponent), exactly.
-          uint32_t rounded_bits;
-          std::memcpy(&rounded_bits, &rounded, sizeof(rounded_bits));
-          const uint64_t inverse_bits = static_cast<uint64_t>(1023 + 23 + 127 - (rounded_bits >> 23)) << 52;
-          std::memcpy(&inv_ulp[i], &inverse_bits, sizeof(double));
+          inv_ulp[i] = InverseUlp(exact[i]);
         }
       }
     });

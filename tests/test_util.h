@@ -174,6 +174,17 @@ inline uint32_t Bits(float f) {
 
 // Units in the last place of `exact` rounded to float (for exact >= FLT_MIN in magnitude).
 double UlpOf(double exact);
+// 1 / UlpOf(exact), exactly, from the bits of exact rounded to float (the exhaustive sweeps: frexp and ldexp would
+// cost more than the rest of their check).
+inline double InverseUlp(double exact) {
+  uint32_t bits;
+  const float rounded = std::fabs(static_cast<float>(exact));
+  std::memcpy(&bits, &rounded, sizeof(bits));
+  const uint64_t inverse_bits = static_cast<uint64_t>(1023 + 23 + 127 - (bits >> 23)) << 52;  // 2^(23 - e)
+  double inverse;
+  std::memcpy(&inverse, &inverse_bits, sizeof(inverse));
+  return inverse;
+}
 // |got - exact| in ULPs of exact.
 double UlpError(float got, double exact);
 
