@@ -27,6 +27,8 @@ enum class Activation : int {
 // library's own) as Phi(-|x|) = e^(-x^2/2) Q(|x|), x^2/2 exact as a float pair and Q (Mills' ratio) a rational fit,
 // Phi(x) = 1 - Phi(-x) for x >= 0. For x < 0 the tiny factor is kept scaled by 2^64 until the last multiply, so a
 // normal result never passes through a subnormal intermediate (which matters where the SIMD unit flushes them).
+// For |x| < 2^-27 (erf) and 2^-26 (tanh) both GELUs take the factor's value at 0, 1/2 (relative error < 2^-26):
+// in round to nearest the full computation rounds to exactly that, and it would spend its time on x^2, subnormal.
 // SIMD SiLU (except on ARMv7, whose division is not correctly rounded): a vector whose lanes all have |x| <= 43
 // (e^-x normal) takes x / (1 + e^-x) directly, with the same exp; measured over every float with |x| <= 43 on
 // x86-64: 2.39 ULP with FMA (AVX3, AVX2), 2.47 without (SSE4, SSSE3, SCALAR); other vectors as above.

@@ -105,6 +105,10 @@ template <class D, class V = hn::VFromD<D>>
 HWY_INLINE V GeluTanh(D d, V x) {
   using C = internal::ActivationConstants;
   const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kGeluTanhClamp));
+  // Every lane below kGeluTanhTiny (false for a NaN lane): the factor at 0, as activation_scalar.h.
+  if (HWY_UNLIKELY(hn::AllTrue(d, hn::Lt(a, hn::Set(d, C::kGeluTanhTiny))))) {
+    return TimesSigmoid(d, x, a, hn::Set(d, C::kTwoTo64));
+  }
   // z = kC1 a + kC3 a^3 as z_hi + z_lo (GeluTanhArgument in activation_scalar.h).
   const V c1_hi = hn::Set(d, C::kTanhC1Hi);
   const V c3_hi = hn::Set(d, C::kTanhC3Hi);
@@ -145,10 +149,14 @@ template <class D, class V = hn::VFromD<D>>
 HWY_INLINE V GeluErf(D d, V x) {
   using C = internal::ActivationConstants;
   const V a = hn::Min(hn::Abs(x), hn::Set(d, C::kGeluErfClamp));
-  const V a2 = hn::Mul(a, a);
-  const V a2_lo = TwoProductError(d, a, a, a2);
-  const V minus_half = hn::Set(d, -0.5f);
-  const V big_phi = ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
+  V big_phi = hn::Set(d, C::kTwoTo63);
+  // Unless every lane is below kGeluErfTiny (false for a NaN lane; then the factor at 0, as activation_scalar.h).
+  if (HWY_LIKELY(!hn::AllTrue(d, hn::Lt(a, hn::Set(d, C::kGeluErfTiny))))) {
+    const V a2 = hn::Mul(a, a);
+    const V a2_lo = TwoProductError(d, a, a, a2);
+    const V minus_half = hn::Set(d, -0.5f);
+    big_phi = ExpScaledBy64(d, hn::Mul(minus_half, a2), hn::Mul(minus_half, a2_lo), GeluErfMillsRatio(d, a));
+  }
   const V one = hn::Set(d, 1.0f);
   const V two_to_minus_64 = hn::Set(d, C::kTwoToMinus64);
   const auto negative = hn::Lt(x, hn::Zero(d));
