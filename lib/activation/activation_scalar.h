@@ -33,9 +33,9 @@ struct ActivationConstants {
   static constexpr float kGeluErfClamp = 15.0f;
   // Below these |x| (2^-27, 2^-26) the sigmoid-like factor is taken at x = 0 (GELU erf: Phi(-a) 2^64 = 2^63; GELU
   // tanh: e^(-|z|) 2^64 = 2^64), off by a relative 0.8 |x| < 2^-27 (erf) and 1.6 |x| < 2^-25 (tanh). In round to
-  // nearest this is the value the full computation rounds to, bit for bit (checked over every such input on every
-  // path); it skips the products a^2 and a^3, which are subnormal from |x| < 2^-63, and subnormal arithmetic costs
-  // x86 cores tens of cycles per operation.
+  // nearest this is the value the full computation rounds to, bit for bit (checked over every such input on every x86
+  // path, docs/performance.md); it skips the products a^2 and a^3, which are subnormal from |x| < 2^-63, and subnormal
+  // arithmetic costs x86 cores tens of cycles per operation.
   static constexpr float kGeluErfTiny = 7.450580596923828e-09f;    // 2^-27
   static constexpr float kGeluTanhTiny = 1.4901161193847656e-08f;  // 2^-26
   static constexpr float kTwoTo63 = 9223372036854775808.0f;
