@@ -168,7 +168,9 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
   for (size_t r = 0; r < p.rows; ++r) {
     for (size_t g = 0; g < groups; ++g) {
       const size_t i = r * in + g * gs;
-      ws.sx[r * groups + g] = Q8QuantizeGroupSimd(p.x + i, gs, ws.qx + i, ws.x_sums + r * groups + g);
+      int32_t sum;
+      ws.sx[r * groups + g] = Q8QuantizeGroupSimd(p.x + i, gs, ws.qx + i, &sum);
+      ws.x_offset[r * groups + g] = -128 * sum;
     }
   }
   for (size_t o = p.o_begin; o < p.o_end; o += internal::kQ8BlockOutputs) {
@@ -181,12 +183,15 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
         internal::Q8SumsBlock b;
         b.w = p.w.q + o * in + g0 * gs, b.w_stride = in, b.outputs = count;
         b.x = ws.qx + r0 * in + g0 * gs, b.x_stride = in;
-        b.x_sums = ws.x_sums + r0 * groups + g0, b.x_sums_stride = groups;
+        b.x_offset = ws.x_offset + r0 * groups + g0, b.x_offset_stride = groups;
         b.rows = rows, b.group_size = gs, b.groups = ng, b.s = ws.sums;
         b.panel = ws.panel, b.pack = r0 == 0;
         b.scale = p.w.scale + o * groups + g0, b.scale_stride = groups, b.scale_tile = ws.scale_tile;
+        b.sx = ws.sx + r0 * groups + g0, b.sx_stride = groups;
+        b.y = p.y + r0 * p.w.out_features + o, b.y_stride = p.w.out_features;
+        b.bias = g0 + ng == groups && p.bias != nullptr ? p.bias + o : nullptr, b.first = g0 == 0;
         RunQ8Sums(p.kernel, b);
-        Q8Finish(p, ws, Q8FinishArgs{o, count, r0, rows, g0, ng});
+        if (!internal::Q8KernelFinishes(p.kernel)) Q8Finish(p, ws, Q8FinishArgs{o, count, r0, rows, g0, ng});
       }
     }
   }

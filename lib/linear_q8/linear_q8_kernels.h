@@ -46,14 +46,14 @@ static_assert((kQ8BlockRows + 1) * kQ8BlockGroups * kQ8BlockOutputs * sizeof(int
 // s[r][j][k] = sum over the inputs i of group g0 + j of w[k][i] * x[r][i], exact, for r < rows, j < groups,
 // k < outputs (lanes k >= outputs hold anything). Rows of w past `outputs` are never read.
 struct Q8SumsBlock {
-  const int8_t* w;        // output o's row, at the first input of group g0
-  size_t w_stride;        // bytes from one output's row to the next (in_features)
-  size_t outputs;         // 1 .. kQ8BlockOutputs
-  const int8_t* x;        // quantised row r0, at group g0
-  size_t x_stride;        // in_features
-  const int32_t* x_sums;  // sum of qx over row r0's group g0 (the VNNI kernels' offset correction)
-  size_t x_sums_stride;   // groups
-  size_t rows;            // 1 .. kQ8BlockRows
+  const int8_t* w;          // output o's row, at the first input of group g0
+  size_t w_stride;          // bytes from one output's row to the next (in_features)
+  size_t outputs;           // 1 .. kQ8BlockOutputs
+  const int8_t* x;          // quantised row r0, at group g0
+  size_t x_stride;          // in_features
+  const int32_t* x_offset;  // row r0's -128 * sum of qx over group g0 (the VNNI kernel's offset, its sums' start)
+  size_t x_offset_stride;   // groups
+  size_t rows;              // 1 .. kQ8BlockRows
   size_t group_size;
   size_t groups;  // 1 .. kQ8BlockGroups
   int32_t* s;     // [kQ8BlockRows][kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
@@ -66,6 +66,16 @@ struct Q8SumsBlock {
   const float* scale;   // output o's scales, at group g0
   size_t scale_stride;  // groups
   float* scale_tile;    // [kQ8BlockGroups][kQ8BlockOutputs], 64-byte aligned
+  // The finish step's operands, for a kernel that runs it itself (Q8KernelFinishes) with the int sums still in
+  // registers: per row r < rows and output k < outputs, acc = first ? 0 : y[r][k]; per group j, in order,
+  // acc = acc + ((float)s[r][j][k] * scale_tile[j][k]) * sx[r][j] (three operations, each rounded once); then
+  // y[r][k] = bias ? acc + bias[k] : acc. The shared finish (linear_q8-inl.h) does exactly this otherwise.
+  const float* sx;    // row r0's x scales, at group g0
+  size_t sx_stride;   // groups
+  float* y;           // row r0's outputs, at output o
+  size_t y_stride;    // out_features
+  const float* bias;  // at output o, where the block's groups end the row and a bias is given; else null
+  bool first;         // g0 == 0: the accumulators start at zero
 };
 
 // The scale tile element by element (kernels without a vector transpose).
@@ -104,6 +114,9 @@ constexpr int kQ8KernelCount = 4;
 const char* Q8KernelName(Q8Kernel kernel) noexcept;
 // Compiled into this build and supported by this CPU (kPortable always).
 bool Q8KernelSupported(Q8Kernel kernel) noexcept;
+// The kernels that run the finish step themselves (the float accumulators next to the int sums, in registers):
+// the driver then skips its own.
+constexpr bool Q8KernelFinishes(Q8Kernel kernel) { return kernel == Q8Kernel::kAvx512Vnni; }
 // The kernel LinearQ8 runs for this group size: the first supported of kAvx512Vnni, kAvxVnni, kDotprod when
 // group_size % 4 == 0, else kPortable.
 Q8Kernel ChooseQ8Kernel(size_t group_size) noexcept;

@@ -27,13 +27,13 @@ struct LinearQ8Problem {
 };
 
 // The ACT_Q8 workspace: the block (sums and scales) first (64-byte aligned, for the kernels' aligned stores), then per
-// row and group the scale of x and the sum of its quantised values, then the quantised rows.
+// row and group the scale of x and -128 times the sum of its quantised values, then the quantised rows.
 struct Q8Workspace {
   int32_t* sums;         // [kQ8BlockRows][kQ8BlockGroups][kQ8BlockOutputs]
   float* scale_tile;     // [kQ8BlockGroups][kQ8BlockOutputs]: the block's scales, outputs in lanes
   unsigned char* panel;  // Q8PanelBytes(group_size)
   float* sx;             // [rows][groups]
-  int32_t* x_sums;       // [rows][groups]
+  int32_t* x_offset;     // [rows][groups]: -128 * sum of qx over the group (linear_q8_x86.cc's offset)
   int8_t* qx;            // [rows][in]
 };
 
@@ -46,8 +46,8 @@ inline Q8Workspace CarveQ8Workspace(unsigned char* ws, size_t rows, size_t group
       reinterpret_cast<float*>(reinterpret_cast<void*>(w.sums + kQ8BlockRows * kQ8BlockGroups * kQ8BlockOutputs));
   w.panel = base + kLinearQ8BlockBytes;
   w.sx = reinterpret_cast<float*>(reinterpret_cast<void*>(w.panel + Q8PanelBytes(group_size)));
-  w.x_sums = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(w.sx + rows * groups));
-  w.qx = reinterpret_cast<int8_t*>(w.x_sums + rows * groups);
+  w.x_offset = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(w.sx + rows * groups));
+  w.qx = reinterpret_cast<int8_t*>(w.x_offset + rows * groups);
   return w;
 }
 
@@ -58,14 +58,10 @@ inline int32_t Q8GroupDot(const int8_t* a, const int8_t* b, size_t n) {
   return s;
 }
 
-// Every group of one row of x quantised by the Q8 rule (lib/common/q8.h), its scale and the sum of its values.
-inline void Q8QuantizeRowScalar(const float* x, size_t in, size_t group_size, int8_t* qx, float* sx, int32_t* x_sums) {
-  for (size_t g = 0; g * group_size < in; ++g) {
+// Every group of one row of x quantised by the Q8 rule (lib/common/q8.h), and its scale.
+inline void Q8QuantizeRowScalar(const float* x, size_t in, size_t group_size, int8_t* qx, float* sx) {
+  for (size_t g = 0; g * group_size < in; ++g)
     sx[g] = Q8QuantizeGroup(x + g * group_size, group_size, qx + g * group_size);
-    int32_t sum = 0;
-    for (size_t i = 0; i < group_size; ++i) sum += qx[g * group_size + i];
-    x_sums[g] = sum;
-  }
 }
 
 // ACT_Q8, the contract's loop per output.
@@ -73,7 +69,7 @@ inline void LinearQ8Scalar(const LinearQ8Problem& p) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs, out = p.w.out_features;
   const Q8Workspace ws = CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
-    Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups, ws.x_sums + r * groups);
+    Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups);
   }
   for (size_t r = 0; r < p.rows; ++r) {
     for (size_t o = p.o_begin; o < p.o_end; ++o) {

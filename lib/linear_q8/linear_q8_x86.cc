@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// linear_q8's x86 int8 kernel: AVX512-VNNI (vpdpbusd), outputs in lanes, behind a run-time check.
+// linear_q8's x86 int8 kernel: AVX512-VNNI (vpdpbusd), outputs in lanes, behind a run-time check. It also runs
+// the finish step (Q8KernelFinishes): each group's int sums go from registers straight into the float steps.
 //
 // vpdpbusd multiplies unsigned by signed bytes and adds each lane's four products into an int32 lane. For
 // signed weights times signed activations the weights go in as w ^ 0x80 = w + 128 (unsigned, and exact for any
-// int8, -128 included) and the quantised activations as they are; the sum then holds 128 * sum(qx) too, which
-// the row's group sum of qx (computed once per row when x is quantised) removes. |qx| <= 127 and group_size <=
-// kQ8MaxGroupSize keep every lane inside int32.
+// int8, -128 included) and the quantised activations as they are; the sum then holds 128 * sum(qx) too, so each
+// group's sum starts at the row's x_offset = -128 * sum(qx) (computed once per row when x is quantised). int32
+// lanes wrap, and the final sum fits: |qx| <= 127 and group_size <= kQ8MaxGroupSize.
 //
-// Lanes = outputs: a chunk of 64 input bytes of 16 outputs is loaded as 16 vectors (one output each) and
-// transposed as a 16 x 16 matrix of dwords, so vector j holds inputs 4j .. 4j + 3 of all 16 outputs; one vpdpbusd
-// of it with those four inputs of x broadcast adds them to 16 outputs at once, and group sums come out in lanes
-// without a horizontal reduction. The transpose (64 shuffles per chunk) is paid once per block of outputs and
-// groups: the first block of rows writes it to the workspace's panel, the others read it from there (L1).
+// Two layouts, both with outputs in lanes:
+//  - rows through a transposed panel (any number of rows, group_size % 4 == 0): a chunk of 64 input bytes of 16
+//    outputs is transposed as a 16 x 16 matrix of dwords, so vector j holds inputs 4j .. 4j + 3 of all 16
+//    outputs, and one vpdpbusd of it with those four inputs of a row of x broadcast adds them to 16 outputs. The
+//    transpose (56 shuffles per chunk) is paid once per block of outputs and groups: the first block of rows
+//    writes the panel to the workspace, the others read it (L1).
+//  - one row (decode, group_size % 16 == 0): no transpose; each output's 64 bytes against the same 64 bytes of
+//    x, and the 16 vectors of partial sums reduced with outputs in lanes.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -93,38 +97,90 @@ EDGEATTN_AVX512VNNI inline void PackScales(const Q8SumsBlock& b) {
   for (size_t j = 0; j < b.groups; ++j) _mm512_store_si512(b.scale_tile + j * kQ8BlockOutputs, r[j]);
 }
 
-template <size_t kRows>
-EDGEATTN_AVX512VNNI void SumsRows(const Q8SumsBlock& b) {
-  if (b.pack) PackScales(b);
-  const size_t n = b.groups * b.group_size, dwords_per_group = b.group_size / 4;
-  __m512i acc[kRows];
-  for (size_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_si512();
-  size_t group = 0, left = dwords_per_group;
+// ---- The finish on 16 outputs in lanes: the shared finish's operations (linear_q8-inl.h), in its order, each
+// one IEEE operation of the caller's rounding mode (the build never contracts a multiply and an add).
+EDGEATTN_AVX512VNNI inline __mmask16 OutputMask(size_t outputs) { return static_cast<__mmask16>((1u << outputs) - 1); }
+
+EDGEATTN_AVX512VNNI inline __m512 StartAccumulator(const Q8SumsBlock& b, size_t r) {
+  return b.first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(OutputMask(b.outputs), b.y + r * b.y_stride);
+}
+
+// acc + ((float)s * scale) * sx.
+EDGEATTN_AVX512VNNI inline __m512 FinishGroup(__m512 acc, __m512i s, __m512 scale, float sx) {
+  return _mm512_add_ps(acc, _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), scale), _mm512_set1_ps(sx)));
+}
+
+EDGEATTN_AVX512VNNI inline void StoreAccumulator(const Q8SumsBlock& b, size_t r, __m512 acc) {
+  const __mmask16 mask = OutputMask(b.outputs);
+  if (b.bias != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(mask, b.bias));
+  _mm512_mask_storeu_ps(b.y + r * b.y_stride, mask, acc);
+}
+
+// ---- Rows through the transposed panel.
+
+// The block's panel (every chunk of every output, transposed) and its scales, by the first block of rows.
+EDGEATTN_AVX512VNNI void PackPanel(const Q8SumsBlock& b) {
+  PackScales(b);
+  const size_t n = b.groups * b.group_size;
   for (size_t i0 = 0; i0 < n; i0 += 64) {
-    const size_t m = (n - i0) / 4 < 16 ? (n - i0) / 4 : 16;
-    // The chunk's 16 x 16 dwords in the block's panel (1 KiB per chunk; 64-byte aligned).
     auto* t = reinterpret_cast<int32_t(*)[16]>(reinterpret_cast<void*>(b.panel + i0 / 64 * 1024));
-    if (b.pack) PackChunk(b, i0, m, t);
-    for (size_t j = 0; j < m; ++j) {
-      const __m512i tj = _mm512_load_si512(t[j]);
-      for (size_t r = 0; r < kRows; ++r) {
-        acc[r] = _mm512_dpbusd_epi32(acc[r], tj, BroadcastDword(b.x + r * b.x_stride + i0 + 4 * j));
-      }
-      if (--left != 0) continue;
-      for (size_t r = 0; r < kRows; ++r) {
-        const int32_t correction = 128 * b.x_sums[r * b.x_sums_stride + group];
-        int32_t* s = b.s + (r * kQ8BlockGroups + group) * kQ8BlockOutputs;
-        _mm512_store_si512(s, _mm512_sub_epi32(acc[r], _mm512_set1_epi32(correction)));
-        acc[r] = _mm512_setzero_si512();
-      }
-      ++group;
-      left = dwords_per_group;
-    }
+    PackChunk(b, i0, (n - i0) / 4 < 16 ? (n - i0) / 4 : 16, t);
   }
 }
 
-// One row (decode): no transpose. Each output's 64 bytes go through vpdpbusd with the same 64 bytes of x, and
-// the 16 vectors of partial sums are reduced to one vector per 16-byte piece of the chunk, outputs in lanes:
+// One group's sums of kRows rows: per dword of the panel one load for every row and one vpdpbusd per row with
+// that row's dword of x broadcast. kDwords is group_size / 4 where it is a compile-time constant (0: `dwords`):
+// the loop then unrolls into straight loads and vpdpbusd, with no counters between them.
+template <size_t kRows, size_t kDwords>
+EDGEATTN_AVX512VNNI inline void GroupSums(const unsigned char* panel, const int8_t* x, size_t x_stride, size_t dwords,
+                                          __m512i s[kRows]) {
+  const size_t n = kDwords != 0 ? kDwords : dwords;
+#pragma GCC unroll 16
+  for (size_t d = 0; d < n; ++d) {
+    const __m512i p = _mm512_load_si512(panel + 64 * d);
+#pragma GCC unroll 4
+    for (size_t r = 0; r < kRows; ++r) s[r] = _mm512_dpbusd_epi32(s[r], p, BroadcastDword(x + r * x_stride + 4 * d));
+  }
+}
+
+// kRows rows (four vpdpbusd chains, enough against its latency once each group's chains are straight code):
+// per group the sums, then the finish in registers; the float accumulators pass through y between blocks.
+template <size_t kRows, size_t kDwords>
+EDGEATTN_AVX512VNNI void PanelRows(const Q8SumsBlock& b) {
+  if (b.pack) PackPanel(b);
+  const size_t gs = b.group_size, dwords = gs / 4, groups = b.groups, x_stride = b.x_stride;
+  const size_t offset_stride = b.x_offset_stride, sx_stride = b.sx_stride;
+  const int8_t* x = b.x;
+  const int32_t* offset = b.x_offset;
+  const float* sx = b.sx;
+  const float* tile = b.scale_tile;
+  const unsigned char* panel = b.panel;
+  __m512 acc[kRows];
+  for (size_t r = 0; r < kRows; ++r) acc[r] = StartAccumulator(b, r);
+  for (size_t j = 0; j < groups; ++j) {
+    __m512i s[kRows];
+    for (size_t r = 0; r < kRows; ++r) s[r] = _mm512_set1_epi32(offset[r * offset_stride + j]);
+    GroupSums<kRows, kDwords>(panel + 64 * dwords * j, x + gs * j, x_stride, dwords, s);
+    const __m512 scale = _mm512_load_ps(tile + j * kQ8BlockOutputs);
+    for (size_t r = 0; r < kRows; ++r) acc[r] = FinishGroup(acc[r], s[r], scale, sx[r * sx_stride + j]);
+  }
+  for (size_t r = 0; r < kRows; ++r) StoreAccumulator(b, r, acc[r]);
+}
+
+template <size_t kRows>
+EDGEATTN_AVX512VNNI void PanelRowsAnyGroup(const Q8SumsBlock& b) {
+  switch (b.group_size) {  // llama2.c's and ggml's group sizes as constants
+    case 32:
+      return PanelRows<kRows, 8>(b);
+    case 64:
+      return PanelRows<kRows, 16>(b);
+    default:
+      return PanelRows<kRows, 0>(b);
+  }
+}
+
+// ---- One row (decode): no transpose. Each output's 64 bytes go through vpdpbusd with the same 64 bytes of x,
+// and the 16 vectors of partial sums are reduced to one vector per 16-byte piece of the chunk, outputs in lanes:
 // unpack and add dwords, then qwords, within 128-bit lanes (each lane then holds four outputs' sums over its
 // piece), then a 4 x 4 transpose of the 128-bit lanes. About 100 instructions per 16 outputs x 64 inputs
 // against the transpose's 150; the pieces are added into the group's sum (group_size % 16 == 0).
@@ -143,33 +199,56 @@ EDGEATTN_AVX512VNNI inline void ReducePieces(__m512i r[16], __m512i piece[4]) {
   piece[2] = _mm512_shuffle_i32x4(t1, t3, 0x88), piece[3] = _mm512_shuffle_i32x4(t1, t3, 0xDD);
 }
 
-EDGEATTN_AVX512VNNI void SumsOneRowReduced(const Q8SumsBlock& b) {
-  PackScales(b);
-  const size_t n = b.groups * b.group_size, pieces_per_group = b.group_size / 16;
+// The chunk at i0 of the 16 rows (kTail: its first `mask` bytes, the rest zero) as four pieces.
+template <bool kTail>
+EDGEATTN_AVX512VNNI inline void ChunkPieces(const int8_t* const row[16], const int8_t* x, size_t i0, __mmask64 mask,
+                                            __m512i piece[4]) {
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512i acc = _mm512_setzero_si512();
-  size_t group = 0, left = pieces_per_group;
-  for (size_t i0 = 0; i0 < n; i0 += 64) {
-    const size_t bytes = n - i0 < 64 ? n - i0 : 64;
-    const __mmask64 mask = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
-    const __m512i xv = _mm512_maskz_loadu_epi8(mask, b.x + i0);
-    __m512i r[16], piece[4];
-    for (size_t k = 0; k < 16; ++k) {
-      const int8_t* row = b.w + (k < b.outputs ? k : b.outputs - 1) * b.w_stride + i0;
-      const __m512i w = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, row), offset);
-      r[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, xv);
-    }
-    ReducePieces(r, piece);
-    for (size_t l = 0; l < bytes / 16; ++l) {
-      acc = _mm512_add_epi32(acc, piece[l]);
-      if (--left != 0) continue;
-      const __m512i correction = _mm512_set1_epi32(128 * b.x_sums[group]);
-      _mm512_store_si512(b.s + group * kQ8BlockOutputs, _mm512_sub_epi32(acc, correction));
-      acc = _mm512_setzero_si512();
-      ++group;
-      left = pieces_per_group;
-    }
+  const __m512i xv = kTail ? _mm512_maskz_loadu_epi8(mask, x + i0) : _mm512_loadu_si512(x + i0);
+  __m512i r[16];
+  for (size_t k = 0; k < 16; ++k) {
+    const __m512i w = kTail ? _mm512_maskz_loadu_epi8(mask, row[k] + i0) : _mm512_loadu_si512(row[k] + i0);
+    r[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(w, offset), xv);
   }
+  ReducePieces(r, piece);
+}
+
+// A group's int sum, piece by piece, finished into the row's float accumulator when its last piece is in.
+struct DecodeState {
+  __m512 acc;
+  __m512i sum;
+  size_t group, left;
+};
+
+EDGEATTN_AVX512VNNI inline void AddPieces(const Q8SumsBlock& b, const __m512i piece[4], size_t count, DecodeState& st) {
+  const size_t per_group = b.group_size / 16;
+  for (size_t l = 0; l < count; ++l) {
+    st.sum = _mm512_add_epi32(st.sum, piece[l]);
+    if (--st.left != 0) continue;
+    const __m512 scale = _mm512_load_ps(b.scale_tile + st.group * kQ8BlockOutputs);
+    st.acc = FinishGroup(st.acc, st.sum, scale, b.sx[st.group]);
+    ++st.group;
+    st.left = per_group;
+    if (st.group < b.groups) st.sum = _mm512_set1_epi32(b.x_offset[st.group]);
+  }
+}
+
+EDGEATTN_AVX512VNNI void DecodeReduced(const Q8SumsBlock& b) {
+  PackScales(b);
+  const int8_t* row[16];
+  for (size_t k = 0; k < 16; ++k) row[k] = b.w + (k < b.outputs ? k : b.outputs - 1) * b.w_stride;
+  const size_t n = b.groups * b.group_size, full = n / 64 * 64;
+  DecodeState st{StartAccumulator(b, 0), _mm512_set1_epi32(b.x_offset[0]), 0, b.group_size / 16};
+  __m512i piece[4];
+  for (size_t i0 = 0; i0 < full; i0 += 64) {
+    ChunkPieces<false>(row, b.x, i0, 0, piece);
+    AddPieces(b, piece, 4, st);
+  }
+  if (full < n) {
+    ChunkPieces<true>(row, b.x, full, (__mmask64{1} << (n - full)) - 1, piece);
+    AddPieces(b, piece, (n - full) / 16, st);
+  }
+  StoreAccumulator(b, 0, st.acc);
 }
 
 }  // namespace
@@ -177,10 +256,10 @@ EDGEATTN_AVX512VNNI void SumsOneRowReduced(const Q8SumsBlock& b) {
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept {
   // A block that packs and has one row is a call with one row: no later block needs the panel.
   if (b.pack && b.rows == 1 && b.group_size % 16 == 0) {
-    SumsOneRowReduced(b);
+    DecodeReduced(b);
     return;
   }
-  WithRowCount(b.rows, [&b](auto rows) { SumsRows<decltype(rows)::value>(b); });
+  WithRowCount(b.rows, [&b](auto rows) { PanelRowsAnyGroup<decltype(rows)::value>(b); });
 }
 
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept { (void)b; }

@@ -2,9 +2,11 @@
 // The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations: the same bits as the scalar
 // Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of |x| (exact),
 // the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the rounding to
-// an integer by truncation, an exact difference and a comparison with 1/2 (RoundToNearestEven's steps). ARMv7
-// NEON has no IEEE division and flushes subnormals: there, and for groups narrower than a vector, the scalar
-// code runs. (Kept to this one function so that it can move to lib/common with the other format code.)
+// an integer, always to nearest even: one instruction where the ISA takes the rounding direction from the
+// instruction itself (x86 SSE4.1 roundps / AVX-512 vrndscaleps with an immediate, AArch64 frintn: the caller's
+// mode does not apply), elsewhere truncation, an exact difference and a comparison with 1/2 (RoundToNearestEven's
+// steps). ARMv7 NEON has no IEEE division and flushes subnormals: there, and for groups narrower than a vector,
+// the scalar code runs. (Kept to this one function so that it can move to lib/common with the other format code.)
 
 #if defined(EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
@@ -23,6 +25,25 @@ HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// r (|r| <= 127) rounded to the nearest integer, ties to even, in any rounding mode of the caller.
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RoundHalfEvenToInt(D d, hn::Vec<D> r) {
+  const hn::RebindToSigned<D> di;
+#if (HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4) || HWY_ARCH_ARM_A64
+  (void)d;
+  return hn::ConvertTo(di, hn::Round(r));  // an integral value: the conversion is exact
+#else
+  const auto one = hn::Set(di, 1), zero = hn::Zero(di), half = hn::Set(d, 0.5f);
+  const auto t = hn::ConvertTo(di, r);  // truncation: |r| <= 127
+  const auto frac = hn::Abs(hn::Sub(r, hn::ConvertTo(d, t)));
+  const auto odd = hn::RebindMask(d, hn::Ne(hn::And(t, one), zero));
+  const auto away = hn::Or(hn::Gt(frac, half), hn::And(hn::Eq(frac, half), odd));
+  const auto step = hn::IfThenElseZero(hn::RebindMask(di, away),
+                                       hn::IfThenElse(hn::RebindMask(di, hn::Lt(r, hn::Zero(d))), hn::Neg(one), one));
+  return hn::Add(t, step);
+#endif
+}
 
 // One group of n finite floats: q[i] and the scale as Q8QuantizeGroup, and *sum = sum of q.
 HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
@@ -51,18 +72,11 @@ HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8
     *sum = 0;
     return scale;
   }
-  const auto vscale = hn::Set(d, scale), limit = hn::Set(d, 127.0f), half = hn::Set(d, 0.5f);
-  const auto one = hn::Set(di, 1), zero = hn::Zero(di);
+  const auto vscale = hn::Set(d, scale), limit = hn::Set(d, 127.0f);
   auto sums = hn::Zero(di);
   for (i = 0; i + N <= n; i += N) {
     const auto r = hn::Min(hn::Max(hn::Div(hn::LoadU(d, x + i), vscale), hn::Neg(limit)), limit);
-    const auto t = hn::ConvertTo(di, r);  // truncation: |r| <= 127
-    const auto frac = hn::Abs(hn::Sub(r, hn::ConvertTo(d, t)));
-    const auto odd = hn::RebindMask(d, hn::Ne(hn::And(t, one), zero));
-    const auto away = hn::Or(hn::Gt(frac, half), hn::And(hn::Eq(frac, half), odd));
-    const auto step = hn::IfThenElseZero(hn::RebindMask(di, away),
-                                         hn::IfThenElse(hn::RebindMask(di, hn::Lt(r, hn::Zero(d))), hn::Neg(one), one));
-    const auto qi = hn::Add(t, step);
+    const auto qi = RoundHalfEvenToInt(d, r);
     sums = hn::Add(sums, qi);
     hn::StoreU(hn::DemoteTo(d8, qi), d8, q + i);
   }
