@@ -34,7 +34,8 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RoundHalfEvenToInt(D d, hn::Vec<D> r) 
   (void)d;
   return hn::ConvertTo(di, hn::Round(r));  // an integral value: the conversion is exact
 #else
-  const auto one = hn::Set(di, 1), zero = hn::Zero(di), half = hn::Set(d, 0.5f);
+  const auto one = hn::Set(di, 1), zero = hn::Zero(di);
+  const auto half = hn::Set(d, 0.5f);
   const auto t = hn::ConvertTo(di, r);  // truncation: |r| <= 127
   const auto frac = hn::Abs(hn::Sub(r, hn::ConvertTo(d, t)));
   const auto odd = hn::RebindMask(d, hn::Ne(hn::And(t, one), zero));
