@@ -5,7 +5,7 @@
 #   cmake -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DFLAGS="-march=..." -DTARGETS="AVX3|AVX2"
 #         [-DC_COMPILER=... -DCXX_COMPILER=... | -DTOOLCHAIN=<file>] [-DSTATIC_DISPATCH=ON]
 #         [-DRUN=native|emulator|none -DEMULATOR="qemu-aarch64|-L|/usr/aarch64-linux-gnu" -DQEMU_CPU=...]
-#         [-DEXPECT_TARGET=<name>] -P run_flags.cmake
+#         [-DEXPECT_TARGET=<name>] [-DCCACHE=ON] -P run_flags.cmake
 # RUN=native runs only if the flags enable no instruction-set extension that -march=native (this CPU, as the same
 # compiler sees it) lacks; otherwise the row is compile-only: it prints "SKIPPED" after the build and the target
 # check passed, and ctest reports it as skipped (a failed build or check still fails it), not as passed.
@@ -36,10 +36,15 @@ endif()
 if(NOT DEFINED RUN)
   set(RUN none)
 endif()
+# ccache hashes the command line, not what -march=native resolves to on this CPU: such a row always compiles.
+if(NOT CCACHE OR FLAGS MATCHES "native")
+  set(CCACHE OFF)
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 separate_arguments(flag_list UNIX_COMMAND "${FLAGS}")
 set(configure_args -S ${SOURCE_DIR}/tests/flags -B ${WORK_DIR} -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
-    -DEDGEATTN_SOURCE_DIR=${SOURCE_DIR} -DEDGEATTN_WERROR=ON -DEDGEATTN_STATIC_DISPATCH=${STATIC_DISPATCH})
+    -DEDGEATTN_SOURCE_DIR=${SOURCE_DIR} -DEDGEATTN_WERROR=ON -DEDGEATTN_STATIC_DISPATCH=${STATIC_DISPATCH}
+    -DEDGEATTN_CCACHE=${CCACHE})
 if(TOOLCHAIN)
   list(APPEND configure_args -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN})
 else()
