@@ -6,14 +6,16 @@
 // The checkpoint as const data, by the assembler's .incbin (EDGEATTN_LLAMA_BOARD_CHECKPOINT: its path at build
 // time): it lands in .rodata, which the boards' linker script puts in flash (CODE), and nothing copies it to RAM.
 // 16-byte aligned because the module reads the file's float scales and norms in place (4 bytes would do).
-__asm__(".section .rodata.edgeattn_llama_checkpoint, \"a\", %progbits\n"
-        ".balign 16\n"
-        ".global edgeattn_llama_checkpoint\n"
-        "edgeattn_llama_checkpoint:\n"
-        ".incbin \"" EDGEATTN_LLAMA_BOARD_CHECKPOINT "\"\n"
-        ".global edgeattn_llama_checkpoint_end\n"
-        "edgeattn_llama_checkpoint_end:\n"
-        ".previous\n");
+__asm__(
+    ".section .rodata.edgeattn_llama_checkpoint, \"a\", %progbits\n"
+    ".balign 16\n"
+    ".global edgeattn_llama_checkpoint\n"
+    "edgeattn_llama_checkpoint:\n"
+    ".incbin \"" EDGEATTN_LLAMA_BOARD_CHECKPOINT
+    "\"\n"
+    ".global edgeattn_llama_checkpoint_end\n"
+    "edgeattn_llama_checkpoint_end:\n"
+    ".previous\n");
 extern "C" const unsigned char edgeattn_llama_checkpoint[];
 extern "C" const unsigned char edgeattn_llama_checkpoint_end[];
 
