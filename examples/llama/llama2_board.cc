@@ -23,9 +23,9 @@ namespace llama2 {
 namespace board {
 namespace {
 
-// What InitBoardModel needs for s260k_q8 with BoardOptions (ArenaBytes says 0 bytes more or less on every board
-// and the host: sizes are from the config, alignment padding is inside): the dequantized embedding (512 x 64
-// floats, 128 KiB), five Q8 KV caches of 256 positions, one row of activations, the RoPE table, workspaces.
+// What InitBoardModel needs for s260k_q8 with BoardOptions, with room: ArenaBytes says 286,016 bytes on the
+// Cortex-M boards and 287,360 on x86-64 (larger SIMD workspaces): the dequantized embedding (512 x 64 floats,
+// 128 KiB), five Q8 KV caches of 256 positions (120 KiB), the RoPE table, one row of activations, workspaces.
 constexpr size_t kArenaBytes = 288 * 1024;
 alignas(64) unsigned char g_arena[kArenaBytes];
 
@@ -60,8 +60,8 @@ Status GreedyStep(Model* model, int token, int* next, float* margin) noexcept {
   const Status status = Forward(model, &token, 1);
   if (status != Status::kOk) return status;
   const float* logits = model->logits;
-  size_t best = 0, second = 1;
-  if (logits[1] > logits[0]) best = 1, second = 0;
+  size_t best = logits[1] > logits[0] ? 1 : 0;
+  size_t second = 1 - best;
   for (size_t i = 2; i < model->config.vocab_size; ++i) {
     if (logits[i] > logits[best]) {
       second = best;

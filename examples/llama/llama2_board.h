@@ -26,7 +26,7 @@ const void* EmbeddedCheckpoint(size_t* size) noexcept;
 // Init on the embedded checkpoint and the static arena. Errors: Init's (error says why).
 [[nodiscard]] Status InitBoardModel(Model* model, Kernels kernels, Error* error) noexcept;
 
-// The arena's size and what this configuration needs of it (for the footprint table).
+// The static arena's bytes (ArenaBytes(config, BoardOptions(...)) is what a run uses of it).
 size_t StaticArenaBytes() noexcept;
 
 // One greedy step: runs `token` at model->position, then *next is the largest logit's token (the first of equals)

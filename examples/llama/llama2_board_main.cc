@@ -49,7 +49,10 @@ int main(int argc, char** argv) {
       fprintf(stderr, "edgeattn_llama_board: position %ld: %s\n", p, g_model.error.text);
       return 1;
     }
-    if (p == 0 || margin < min_margin) min_margin = margin, min_at = p;
+    if (p == 0 || margin < min_margin) {
+      min_margin = margin;
+      min_at = p;
+    }
   }
   printf("tokens");
   for (long p = 0; p <= steps; ++p) printf(" %d", g_tokens[p]);
