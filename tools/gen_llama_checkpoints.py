@@ -492,21 +492,24 @@ def main():
     parser.add_argument("--out-dir", help="write the files into this directory")
     parser.add_argument("--check", metavar="DIR", help="--out-dir DIR, then compare the summary with the committed")
     parser.add_argument("--fuzz-seeds", metavar="DIR", help="write the llama fuzzer's seed inputs into DIR, only")
+    parser.add_argument("--no-logits", action="store_true",
+                        help="with --out-dir: the checkpoints and tokenizers only (a build step; no torch needed)")
     args = parser.parse_args()
     if args.fuzz_seeds:
         write_fuzz_seeds(args.fuzz_seeds)
         return 0
     assert sys.byteorder == "little", "llama2.c files are little-endian"
     out_dir = args.check or args.out_dir
-    try:
-        import torch
-        torch.set_num_threads(1)
-    except ImportError as error:
-        torch = None
-        print("gen_llama_checkpoints: %s cannot import torch (%s): no logits written (Debian: python3-torch)"
-              % (sys.executable, error))
-        if not out_dir or args.check:
-            return 77
+    torch = None
+    if not (args.no_logits and args.out_dir and not args.check):
+        try:
+            import torch
+            torch.set_num_threads(1)
+        except ImportError as error:
+            print("gen_llama_checkpoints: %s cannot import torch (%s): no logits written (Debian: python3-torch)"
+                  % (sys.executable, error))
+            if not out_dir or args.check:
+                return 77
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
     summary = summary_header(torch) if torch else []

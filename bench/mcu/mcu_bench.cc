@@ -19,6 +19,9 @@
 #include "lib/common/q8_dot_dsp.h"
 #include "lib/common/q8_dot_mve.h"
 #include "lib/rope/rope_scalar.h"
+#if EDGEATTN_MCU_BENCH_MODEL
+#include "llama2_board.h"
+#endif
 #if EDGEATTN_MVE_FLOAT
 #include "lib/activation/activation_mve.h"
 #include "lib/dot/dot_mve.h"
@@ -301,6 +304,40 @@ void DotS8Cases() {
   if (sum == 0x7FFFFFFF) ++g_failures;  // reads the result once (never that value)
 }
 
+// One decode step of the stories260K-shape Q8 model as the boards run it (examples/llama/llama2_board.h: int8
+// weights read in place from flash, Q8 activations, a Q8 KV cache of 256 positions, the RoPE table): the step at
+// position 128, whose attention over 129 positions costs the mean of positions 0..255 (attention's work grows
+// linearly with the position; everything else is the same at every position). "scalar" is the module's
+// Kernels::kScalar (edgeattn::scalar::), "simd" its default (the public entry points).
+#if EDGEATTN_MCU_BENCH_MODEL
+void ModelCases() {
+  static llama2::Model model;
+  for (const Paths& p : kPaths) {
+    llama2::Error error;
+    const llama2::Kernels kernels = p.scalar ? llama2::Kernels::kScalar : llama2::Kernels::kDispatched;
+    if (llama2::board::InitBoardModel(&model, kernels, &error) != llama2::Status::kOk) {
+      printf("FAILED model260k_q8: %s\n", error.text);
+      ++g_failures;
+      return;
+    }
+    int token = 1;  // BOS, then greedy: the same tokens as the board test's
+    float margin = 0.0f;
+    for (size_t position = 0; position < 128; ++position) {
+      if (llama2::board::GreedyStep(&model, token, &token, &margin) != llama2::Status::kOk) {
+        printf("FAILED model260k_q8 at position %u: %s\n", static_cast<unsigned>(position), model.error.text);
+        ++g_failures;
+        return;
+      }
+    }
+    Region("model260k_q8/decode", p.name, [&] {
+      return llama2::Forward(&model, &token, 1) == llama2::Status::kOk ? Status::kOk : Status::kInvalidArgument;
+    });
+  }
+}
+#else
+void ModelCases() {}
+#endif
+
 }  // namespace
 
 int main() {
@@ -315,6 +352,7 @@ int main() {
   ActivationCases();
   RopeCases();
   DotS8Cases();
+  ModelCases();
   printf("%s: %d failed calls\n", g_failures == 0 ? "done" : "FAILED", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

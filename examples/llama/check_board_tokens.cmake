@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs edgeattn_llama_board (under the emulator when cross-compiled) and requires its "tokens" line to be the
+# golden file's, token for token. Arguments: EMULATOR, ARGS ("|"-joined lists, may be empty), COMMAND, GOLDEN.
+string(REPLACE "|" ";" emulator "${EMULATOR}")
+string(REPLACE "|" ";" args "${ARGS}")
+execute_process(COMMAND ${emulator} ${COMMAND} ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("exit code: ${code}\n---- stdout:\n${out}---- stderr:\n${err}----")
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "FAIL: the program failed")
+endif()
+file(STRINGS ${GOLDEN} want REGEX "^tokens ")
+string(REGEX MATCH "(^|\n)tokens [^\n]*" got "${out}")
+string(STRIP "${got}" got)
+if(NOT want)
+  message(FATAL_ERROR "FAIL: ${GOLDEN} has no tokens line")
+endif()
+if(NOT got STREQUAL want)
+  message(FATAL_ERROR "FAIL: the tokens differ from ${GOLDEN}'s:\n  got  ${got}\n  want ${want}")
+endif()
+message("PASS: the tokens are ${GOLDEN}'s")
