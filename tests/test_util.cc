@@ -56,7 +56,11 @@ std::vector<Path> AllPaths() {
   paths.push_back(kBackendPath);
 #endif
 #if HWY_COMPILE_ONLY_STATIC
+  // A backend build's own static target with the backend off (the SCALAR or EMU128 code the backend replaces) is
+  // left to the builds without one (tests/CMakeLists.txt: EDGEATTN_TEST_STATIC_TARGET_PATH).
+#if !defined(EDGEATTN_TEST_STATIC_TARGET_PATH) || EDGEATTN_TEST_STATIC_TARGET_PATH
   paths.push_back(HWY_STATIC_TARGET);
+#endif
 #else
   // Lower bits are better targets.
   for (int64_t targets = HWY_TARGETS; targets != 0; targets &= targets - 1) paths.push_back(targets & -targets);
@@ -64,6 +68,14 @@ std::vector<Path> AllPaths() {
   return paths;
 }
 
+}  // namespace edgeattn_test
+
+// The backend's switch (lib/common/backend.h): a library built with a backend reads it through a weak reference.
+extern "C" {
+bool edgeattn_test_backend_off = false;
+}
+
+namespace edgeattn_test {
 namespace {
 // The target a PathTest or ScopedTarget forces now (0: none). Highway 1.0.3 answers SupportedTargets() with the
 // forced mask while one is forced, so CpuSupports lifts the forcing to ask and puts it back.

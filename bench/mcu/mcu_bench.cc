@@ -182,7 +182,7 @@ void LinearCases() {
         });
       }
       if (transposed) {
-        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, 0, s.out, g_y));
       } else {
         EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
       }

@@ -30,4 +30,9 @@ const char* BackendName() noexcept;
 }  // namespace internal
 }  // namespace edgeattn
 
+#if EDGEATTN_HAS_BACKEND
+// Defined by the test programs only (tests/test_util.cc; false: the backend runs), weak here: see library.cc.
+extern "C" bool edgeattn_test_backend_off __attribute__((weak));
+#endif
+
 #endif  // EDGEATTN_LIB_COMMON_BACKEND_H_
