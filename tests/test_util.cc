@@ -56,8 +56,8 @@ std::vector<Path> AllPaths() {
   paths.push_back(kBackendPath);
 #endif
 #if HWY_COMPILE_ONLY_STATIC
-  // A backend build's own static target with the backend off (the SCALAR or EMU128 code the backend replaces) is
-  // left to the builds without one (tests/CMakeLists.txt: EDGEATTN_TEST_STATIC_TARGET_PATH).
+  // A HELIUM build's static target with the backend off is not in its library (lib/common/backend.h,
+  // EDGEATTN_BACKEND_SWITCHABLE); that SCALAR code is tested by the builds without a backend (M4, M7).
 #if !defined(EDGEATTN_TEST_STATIC_TARGET_PATH) || EDGEATTN_TEST_STATIC_TARGET_PATH
   paths.push_back(HWY_STATIC_TARGET);
 #endif
@@ -68,14 +68,6 @@ std::vector<Path> AllPaths() {
   return paths;
 }
 
-}  // namespace edgeattn_test
-
-// The backend's switch (lib/common/backend.h): a library built with a backend reads it through a weak reference.
-extern "C" {
-bool edgeattn_test_backend_off = false;
-}
-
-namespace edgeattn_test {
 namespace {
 // The target a PathTest or ScopedTarget forces now (0: none). Highway 1.0.3 answers SupportedTargets() with the
 // forced mask while one is forced, so CpuSupports lifts the forcing to ask and puts it back.

@@ -70,14 +70,16 @@ namespace internal {
 
 bool DispatchedVectorFlushesSubnormals() noexcept { return EDGEATTN_DISPATCH(VectorFlushesSubnormals)(); }
 
-#if EDGEATTN_HAS_BACKEND
-// The tests' switch is the test program's variable (tests/test_util.cc defines it), a weak reference here: the
-// library keeps no writable data (its .data and .bss are empty, which the archive check proves on the boards), and
-// in a program that does not define it (a firmware) the address is null and the backend always runs.
-bool BackendEnabled() noexcept { return &edgeattn_test_backend_off == nullptr || !edgeattn_test_backend_off; }
-void SetBackendEnabledForTest(bool enabled) noexcept {
-  if (&edgeattn_test_backend_off != nullptr) edgeattn_test_backend_off = !enabled;
-}
+#if EDGEATTN_HAS_BACKEND && EDGEATTN_BACKEND_SWITCHABLE
+namespace {
+bool g_backend_enabled = true;  // written by tests only, between calls
+}  // namespace
+bool BackendEnabled() noexcept { return g_backend_enabled; }
+void SetBackendEnabledForTest(bool enabled) noexcept { g_backend_enabled = enabled; }
+const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
+#elif EDGEATTN_HAS_BACKEND
+bool BackendEnabled() noexcept { return true; }
+void SetBackendEnabledForTest(bool) noexcept {}
 const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
 #else
 bool BackendEnabled() noexcept { return false; }
