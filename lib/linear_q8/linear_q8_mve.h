@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // linear_q8 on Helium (MVE), both activation modes. Contract: linear_q8.h.
-//  - ACT_Q8: the scalar path's loop (LinearQ8Loop) with each group's int8 dot on VMLADAVA.S8 (DotS8Mve, 16 byte
-//    products per instruction). The sums are exact and the quantisation and the float steps stay on the scalar FPU
+//  - ACT_Q8: four outputs per pass, each group's four int8 dots by VMLADAVA.S8 (16 byte products per instruction)
+//    with x's group loaded once. The sums are exact and the quantisation and the float steps stay on the scalar FPU
 //    in the contract's order (MVE float would round to nearest under a directed mode, and flush), so the bits are
 //    the scalar path's.
 //  - ACT_F32: four outputs per pass over x's row; per group one VFMA chain per output over the int8 values widened
@@ -22,7 +22,42 @@
 namespace edgeattn {
 namespace mve {
 
-inline void LinearQ8Mve(const internal::LinearQ8Problem& p) { internal::LinearQ8Loop(p, DotS8Mve); }
+// Outputs o .. o + count - 1 (count <= 4; the missing ones repeat the last row) of row r: per group the four exact
+// sums (DotS8Mve4: x's group loaded once), then each output's float steps in the scalar loop's order.
+inline void LinearQ8Block(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, size_t r, size_t o,
+                          size_t count) {
+  const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
+  const int8_t* w[4];
+  const float* scale[4];
+  for (size_t k = 0; k < 4; ++k) {
+    const size_t row = o + (k < count ? k : count - 1);
+    w[k] = p.w.q + row * in;
+    scale[k] = p.w.scale + row * groups;
+  }
+  const int8_t* qx = ws.qx + r * in;
+  const float* sx = ws.sx + r * groups;
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (size_t g = 0; g < groups; ++g) {
+    int32_t s[4];
+    DotS8Mve4(qx, w, gs, s);
+    for (size_t k = 0; k < 4; ++k) acc[k] = internal::Q8FinishStep(acc[k], s[k], scale[k][g], sx[g]);
+    qx += gs;
+    for (size_t k = 0; k < 4; ++k) w[k] += gs;
+  }
+  float* y = p.y + r * p.w.out_features + o;
+  for (size_t k = 0; k < count; ++k) y[k] = p.bias != nullptr ? acc[k] + p.bias[o + k] : acc[k];
+}
+
+inline void LinearQ8Mve(const internal::LinearQ8Problem& p) {
+  const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
+  const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
+  for (size_t r = 0; r < p.rows; ++r) {
+    internal::Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups, ws.x_sums + r * groups);
+  }
+  for (size_t r = 0; r < p.rows; ++r) {
+    for (size_t o = p.o_begin; o < p.o_end; o += 4) LinearQ8Block(p, ws, r, o, p.o_end - o < 4 ? p.o_end - o : 4);
+  }
+}
 
 // acc[k] += x[i .. i + lanes) * q_k[i .. i + lanes) for the four outputs; lanes < 4 is a predicated tail whose
 // inactive lanes are +0 in both operands (and add +0).
