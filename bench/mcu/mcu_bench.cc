@@ -5,7 +5,8 @@
 // plugin writes one count per region in the same order. <impl> is "scalar" (edgeattn::scalar::...), "simd" (the
 // dispatched path: the HELIUM backend on the Cortex-M55 presets, Highway's static target on M4 and M7), on Helium
 // builds "mve" (the same kernels of lib/*/*_mve.h called directly, without the public wrapper's argument checks:
-// simd - mve is the wrapper's cost), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not cycles.
+// simd - mve is the wrapper's cost), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not
+// cycles.
 //
 // Inputs are fixed pseudo-random values (the same every run, so the counts are exactly repeatable; the kernels'
 // work does not depend on the values except in special cases these inputs avoid: no inf, NaN or subnormal).
@@ -182,7 +183,8 @@ void LinearCases() {
         });
       }
       if (transposed) {
-        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, 0, s.out, g_y));
+        EDGEATTN_MVE_REGION(name,
+                            edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, 0, s.out, g_y));
       } else {
         EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
       }

@@ -65,8 +65,7 @@ inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
       const float* x = FloatRow(row);
       for (size_t k = 0; k < kVectors; ++k) {
         const size_t lanes = lanes_total - k * kLanes < kLanes ? lanes_total - k * kLanes : kLanes;
-        const float32x4_t xv = lanes == kLanes ? vldrwq_f32(x + k * kLanes) : LoadTail(x + k * kLanes, lanes);
-        acc[k] = vfmaq_n_f32(acc[k], xv, p[j]);
+        acc[k] = vfmaq_n_f32(acc[k], LoadLanes(x + k * kLanes, lanes), p[j]);
       }
     }
   }
@@ -74,23 +73,21 @@ inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
     const size_t lanes = lanes_total - k * kLanes < kLanes ? lanes_total - k * kLanes : kLanes;
     float* o = out + c + k * kLanes;
     float32x4_t y = acc[k];
-    if (rescale) y = vfmaq_n_f32(y, lanes == kLanes ? vldrwq_f32(o) : LoadTail(o, lanes), alpha);
-    if (lanes == kLanes) {
-      vstrwq_f32(o, y);
-    } else {
-      StoreTail(o, y, lanes);
-    }
+    if (rescale) y = vfmaq_n_f32(y, LoadLanes(o, lanes), alpha);
+    StoreLanes(o, y, lanes);
   }
 }
 
 // out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_{j < n} p[h][j] v_j[c] for c < width, GH heads: blocks of 16
-// columns (four accumulators, the V row's four vectors loaded once per key), then the rest in one block of 1 to 4 vectors.
+// columns (four accumulators, the V row's four vectors loaded once per key), then the rest in one block of 1 to 4
+// vectors.
 template <size_t GH>
-__attribute__((noinline)) void DecodePvMve(const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
-                        const float* alpha, bool rescale) {
+__attribute__((noinline)) void DecodePvMve(const float* const* p, size_t n, const internal::RowSource& v,
+                                           float* const* out, size_t width, const float* alpha, bool rescale) {
   for (size_t h = 0; h < GH; ++h) {
     size_t c = 0;
-    for (; c + 4 * kLanes <= width; c += 4 * kLanes) PvColumnsMve<4>(p[h], n, v, out[h], c, 4 * kLanes, alpha[h], rescale);
+    for (; c + 4 * kLanes <= width; c += 4 * kLanes)
+      PvColumnsMve<4>(p[h], n, v, out[h], c, 4 * kLanes, alpha[h], rescale);
     const size_t rest = width - c;
     if (rest > 3 * kLanes) {
       PvColumnsMve<4>(p[h], n, v, out[h], c, rest, alpha[h], rescale);

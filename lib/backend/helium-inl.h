@@ -22,11 +22,11 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/backend/decode_mve.h"
 #include "lib/common/mve.h"
+#include "lib/common/row_source.h"
 #include "lib/dot/dot_mve.h"
 #include "lib/exp/exp_mve.h"
 #include "lib/linear/linear_mve.h"
 #include "lib/linear_q8/linear_q8_mve.h"
-#include "lib/common/row_source.h"
 #include "lib/norm/norm_mve.h"
 #include "lib/rope/rope_mve.h"
 #include "lib/softmax/softmax_mve.h"
@@ -69,8 +69,8 @@ inline void GatedActivationArray(const float* gate, const float* up, float* y, s
 
 inline void AddArrays(const float* a, const float* b, float* y, size_t n) { mve::AddArraysMve(a, b, y, n); }
 
-inline void RopeWithTableRows(const internal::RopeProblem& p, const float* table, size_t table_first_position,
-                              float* x, size_t seq_len, size_t first_position) {
+inline void RopeWithTableRows(const internal::RopeProblem& p, const float* table, size_t table_first_position, float* x,
+                              size_t seq_len, size_t first_position) {
   mve::RopeWithTableMve(p, table, table_first_position, x, seq_len, first_position);
 }
 

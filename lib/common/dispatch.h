@@ -14,9 +14,9 @@
 #if EDGEATTN_HAS_BACKEND && EDGEATTN_BACKEND_SWITCHABLE
 // BackendOr below: two calls of known functions, not a call of `(c ? f : g)`, which GCC compiles as an indirect call
 // that the stack check (tools/stack_report.py) cannot follow.
-#define EDGEATTN_DISPATCH(FN)                                               \
-  ::edgeattn::internal::BackendOr<decltype(&HWY_STATIC_DISPATCH(FN))> {     \
-    &HWY_STATIC_DISPATCH(backend::FN), HWY_DYNAMIC_DISPATCH(FN)             \
+#define EDGEATTN_DISPATCH(FN)                                           \
+  ::edgeattn::internal::BackendOr<decltype(&HWY_STATIC_DISPATCH(FN))> { \
+    &HWY_STATIC_DISPATCH(backend::FN), HWY_DYNAMIC_DISPATCH(FN)         \
   }
 #elif EDGEATTN_HAS_BACKEND
 #define EDGEATTN_DISPATCH(FN) HWY_STATIC_DISPATCH(backend::FN)

@@ -27,17 +27,12 @@ inline void LinearBlock(const float* x_row, size_t in, const float* w, const flo
     const float* w_row = w + i * out + o;
     for (size_t k = 0; k < kVectors; ++k) {
       const size_t lanes = count - k * kLanes < kLanes ? count - k * kLanes : kLanes;
-      const float32x4_t wv = lanes == kLanes ? vldrwq_f32(w_row + k * kLanes) : LoadTail(w_row + k * kLanes, lanes);
-      acc[k] = vfmaq_n_f32(acc[k], wv, x_row[i]);
+      acc[k] = vfmaq_n_f32(acc[k], LoadLanes(w_row + k * kLanes, lanes), x_row[i]);
     }
   }
   for (size_t k = 0; k < kVectors; ++k) {
     const size_t lanes = count - k * kLanes < kLanes ? count - k * kLanes : kLanes;
-    if (lanes == kLanes) {
-      vstrwq_f32(y_row + o + k * kLanes, acc[k]);
-    } else {
-      StoreTail(y_row + o + k * kLanes, acc[k], lanes);
-    }
+    StoreLanes(y_row + o + k * kLanes, acc[k], lanes);
   }
 }
 

@@ -22,27 +22,38 @@
 namespace edgeattn {
 namespace mve {
 
-// Outputs o .. o + count - 1 (count <= 4; the missing ones repeat the last row) of row r: per group the four exact
+// The weight rows and scale rows of outputs o .. o + count - 1 (count <= 4; the missing ones repeat the last row, so
+// a block of fewer outputs runs the same code and stores only its own).
+struct Q8Rows4 {
+  const int8_t* q[4];
+  const float* scale[4];
+};
+inline Q8Rows4 RowsOf4(const internal::LinearQ8Problem& p, size_t o, size_t count) {
+  const size_t in = p.w.in_features, groups = in / p.w.group_size;
+  Q8Rows4 rows;
+  for (size_t k = 0; k < 4; ++k) {
+    const size_t row = o + (k < count ? k : count - 1);
+    rows.q[k] = p.w.q + row * in;
+    rows.scale[k] = p.w.scale + row * groups;
+  }
+  return rows;
+}
+
+// Outputs o .. o + count - 1 of row r: per group the four exact
 // sums (DotS8Mve4: x's group loaded once), then each output's float steps in the scalar loop's order.
 inline void LinearQ8Block(const internal::LinearQ8Problem& p, const internal::Q8Workspace& ws, size_t r, size_t o,
                           size_t count) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
-  const int8_t* w[4];
-  const float* scale[4];
-  for (size_t k = 0; k < 4; ++k) {
-    const size_t row = o + (k < count ? k : count - 1);
-    w[k] = p.w.q + row * in;
-    scale[k] = p.w.scale + row * groups;
-  }
+  Q8Rows4 rows = RowsOf4(p, o, count);
   const int8_t* qx = ws.qx + r * in;
   const float* sx = ws.sx + r * groups;
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (size_t g = 0; g < groups; ++g) {
     int32_t s[4];
-    DotS8Mve4(qx, w, gs, s);
-    for (size_t k = 0; k < 4; ++k) acc[k] = internal::Q8FinishStep(acc[k], s[k], scale[k][g], sx[g]);
+    DotS8Mve4(qx, rows.q, gs, s);
+    for (size_t k = 0; k < 4; ++k) acc[k] = internal::Q8FinishStep(acc[k], s[k], rows.scale[k][g], sx[g]);
     qx += gs;
-    for (size_t k = 0; k < 4; ++k) w[k] += gs;
+    for (size_t k = 0; k < 4; ++k) rows.q[k] += gs;
   }
   float* y = p.y + r * p.w.out_features + o;
   for (size_t k = 0; k < count; ++k) y[k] = p.bias != nullptr ? acc[k] + p.bias[o + k] : acc[k];
@@ -72,24 +83,19 @@ inline void Q8F32Step(const float* x, const int8_t* const q[4], size_t i, size_t
   }
 }
 
-// Outputs o .. o + count - 1 (count <= 4; the missing ones repeat the last row) of one row of x.
-inline void LinearQ8F32Block(const float* x, const internal::LinearQ8Problem& p, size_t o, size_t count, float sums[4]) {
-  const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
-  const int8_t* q[4];
-  const float* scale[4];
-  for (size_t k = 0; k < 4; ++k) {
-    const size_t row = o + (k < count ? k : count - 1);
-    q[k] = p.w.q + row * in;
-    scale[k] = p.w.scale + row * groups;
-  }
+// Outputs o .. o + count - 1 (RowsOf4) of one row of x.
+inline void LinearQ8F32Block(const float* x, const internal::LinearQ8Problem& p, size_t o, size_t count,
+                             float sums[4]) {
+  const size_t gs = p.w.group_size, groups = p.w.in_features / gs;
+  const Q8Rows4 rows = RowsOf4(p, o, count);
   float32x4_t acc[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
   for (size_t g = 0; g < groups; ++g) {
     float32x4_t group[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
     const size_t end = (g + 1) * gs;
     size_t i = g * gs;
-    for (; i + kLanes <= end; i += kLanes) Q8F32Step(x, q, i, kLanes, group);
-    if (i < end) Q8F32Step(x, q, i, end - i, group);
-    for (size_t k = 0; k < 4; ++k) acc[k] = vfmaq_n_f32(acc[k], group[k], scale[k][g]);
+    for (; i + kLanes <= end; i += kLanes) Q8F32Step(x, rows.q, i, kLanes, group);
+    if (i < end) Q8F32Step(x, rows.q, i, end - i, group);
+    for (size_t k = 0; k < 4; ++k) acc[k] = vfmaq_n_f32(acc[k], group[k], rows.scale[k][g]);
   }
   for (size_t k = 0; k < 4; ++k) sums[k] = SumLanes(acc[k]);
 }

@@ -111,7 +111,8 @@ Status RopeWithTable(const RopeDesc& desc, const RopeTableView& table, float* x,
                      size_t first_position) noexcept {
   internal::RopeProblem problem;
   const Status status = CheckRopeWithTable(desc, table, x, seq_len, first_position, &problem);
-  if (status == Status::kOk) internal::RopeWithTableScalar(problem, table.data, table.first_position, x, seq_len, first_position);
+  if (status == Status::kOk)
+    internal::RopeWithTableScalar(problem, table.data, table.first_position, x, seq_len, first_position);
   return status;
 }
 }  // namespace scalar
