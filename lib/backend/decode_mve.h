@@ -23,13 +23,14 @@ inline const float* FloatRow(const unsigned char* row) {
 }
 
 // s[h][t] = (q[h] . k_t) * scale for t < nb and GH heads: kKeys keys per pass over a query row, so each query vector
-// load feeds kKeys VFMAs (DotRowPtrs, the linear kernel's). Two, not four: with four, the pass's accumulators, loads
-// and key pointers spilled to the stack, and the decode path's deepest frame sum passed the 1 KiB the stack check
-// bounds. Out of line, as DecodePvMve: inlined, their registers grew the decode drivers' frames.
+// load feeds kKeys VFMAs (DotRowPtrs, the linear kernel's). Four keys spill some of the pass's state (a 152-byte
+// frame, 96 with two keys) for 6% fewer instructions per decode step (docs/performance.md, step H1); the deepest
+// entry point is then 936 bytes of stack, within the 1 KiB the stack check bounds. Out of line, as DecodePvMve:
+// inlined, their registers grew the decode drivers' frames.
 template <size_t GH>
 __attribute__((noinline)) void DecodeScoresMve(const float* const* q, const internal::RowSource& k, size_t head_dim,
                                                size_t nb, float scale, float* const* s) {
-  constexpr size_t kKeys = 2;
+  constexpr size_t kKeys = 4;
   const float* rows[kKeys];
   float dots[kKeys];
   size_t t = 0;
