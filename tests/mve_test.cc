@@ -567,7 +567,7 @@ TEST(MveLinearTest, BothLayoutsBoundOverShapesTailsAndModes) {
             {
               ScopedFpEnv env(Mode(mode));
               if (transposed) {
-                mve::LinearTransposedMve(x.data(), rows, in, w.data(), bias, out, y.data());
+                mve::LinearTransposedMve(x.data(), rows, in, w.data(), bias, out, 0, out, y.data());
               } else {
                 mve::LinearMve(x.data(), rows, in, w.data(), bias, out, y.data());
               }

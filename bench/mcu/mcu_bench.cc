@@ -3,9 +3,10 @@
 // implementation at the MCU shapes of issue 32, each call between the two marker functions that
 // bench/mcu/insn_count_plugin.c counts between. Before each region it prints "region <kernel>/<shape> <impl>"; the
 // plugin writes one count per region in the same order. <impl> is "scalar" (edgeattn::scalar::...), "simd" (the
-// dispatched path: Highway's static target on the boards today), on Helium builds "mve" (the standalone kernels
-// of lib/*/*_mve.h, called without the public wrapper's argument checks, until phase 2 of issue 32 makes them the
-// simd path), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not cycles.
+// dispatched path: the HELIUM backend on the Cortex-M55 presets, Highway's static target on M4 and M7), on Helium
+// builds "mve" (the same kernels of lib/*/*_mve.h called directly, without the public wrapper's argument checks:
+// simd - mve is the wrapper's cost), and for the int8 group dot "dsp" (SMLAD). A QEMU instruction count is a proxy, not
+// cycles.
 //
 // Inputs are fixed pseudo-random values (the same every run, so the counts are exactly repeatable; the kernels'
 // work does not depend on the values except in special cases these inputs avoid: no inf, NaN or subnormal).
@@ -185,7 +186,8 @@ void LinearCases() {
         });
       }
       if (transposed) {
-        EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
+        EDGEATTN_MVE_REGION(name,
+                            edgeattn::mve::LinearTransposedMve(g_a, s.rows, s.in, g_w, g_b, s.out, 0, s.out, g_y));
       } else {
         EDGEATTN_MVE_REGION(name, edgeattn::mve::LinearMve(g_a, s.rows, s.in, g_w, g_b, s.out, g_y));
       }
@@ -271,7 +273,7 @@ void RopeCases() {
 }
 
 // The exact int8 dot of one Q8 group row (256 values): the plain loop (the scalar int8 path of linear_q8 will be
-// this loop), SMLAD where the core has the DSP extension, VMLADAVA.S8 on Helium. Phase 2 adds linear_q8 itself.
+// this loop), SMLAD where the core has the DSP extension, VMLADAVA.S8 on Helium. LinearQ8Cases: linear_q8 itself.
 __attribute__((noinline)) int32_t DotS8Plain(const int8_t* a, const int8_t* b, size_t n) {
   int32_t sum = 0;
   for (size_t i = 0; i < n; ++i) sum += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
@@ -337,6 +339,27 @@ void ModelCases() {
 #else
 void ModelCases() {}
 #endif
+// linear_q8 1 x 256 x 256, group size 32 (llama2.c's runq.c), both activation modes; the float linear_transposed row
+// of the same shape (LinearCases) is the comparison for "int8 weights against float weights".
+void LinearQ8Cases() {
+  static int8_t q[256 * 256];
+  static float scale[256 * 256 / 32];
+  Fill(g_w, 256 * 256, -0.1f, 0.1f, 8);
+  Fill(g_a, 256, -1.0f, 1.0f, 9);
+  if (edgeattn::Q8Quantize(g_w, 256, 256, 32, q, scale) != Status::kOk) ++g_failures;
+  edgeattn::Q8Matrix w;
+  w.q = q, w.scale = scale, w.out_features = 256, w.in_features = 256, w.group_size = 32;
+  for (const auto act : {edgeattn::Q8Activations::kQ8, edgeattn::Q8Activations::kF32}) {
+    const char* name = act == edgeattn::Q8Activations::kQ8 ? "linear_q8/rows=1,in=256,out=256,act=q8"
+                                                           : "linear_q8/rows=1,in=256,out=256,act=f32";
+    for (const Paths& p : kPaths) {
+      Region(name, p.name, [&] {
+        return p.scalar ? edgeattn::scalar::LinearQ8(g_a, 1, w, g_b, act, g_y, g_workspace, sizeof g_workspace)
+                        : edgeattn::LinearQ8(g_a, 1, w, g_b, act, g_y, g_workspace, sizeof g_workspace);
+      });
+    }
+  }
+}
 
 }  // namespace
 
@@ -353,6 +376,7 @@ int main() {
   RopeCases();
   DotS8Cases();
   ModelCases();
+  LinearQ8Cases();
   printf("%s: %d failed calls\n", g_failures == 0 ? "done" : "FAILED", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

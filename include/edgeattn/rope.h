@@ -74,7 +74,8 @@ constexpr size_t RopeTableFloats(size_t positions, size_t rotary_dim) { return p
 // Rope with the angles from `table` (desc.base is not read: the table holds the angles). Float arithmetic:
 // x_a' = x_a * c - x_b * s, x_b' = x_b * c + x_a * s, each product and sum rounded, with c, s the table's floats:
 //   |x' - exact| <= 3 * u * (|x_a| + |x_b|) + (p + 1) * 2^-46 * (|x_a| + |x_b|) + 3 * 2^-150,   u = 2^-24
-// (the last term: the two products and the sum rounded in the subnormal range).
+// (the last term: the two products and the sum rounded in the subnormal range; 3 * 2^-126 on SIMD units that flush
+// subnormals to zero, e.g. the Cortex-M55's Helium, where a subnormal x or table value also reads as 0).
 // Errors: kNullPointer (x or table.data null), kInvalidShape (as Rope), kInvalidArgument (as Rope, or
 // table.rotary_dim other than the descriptor's rotary dimension, or a position of the call outside the table).
 // kOverlap: x overlaps the table.

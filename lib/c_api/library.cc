@@ -70,12 +70,16 @@ namespace internal {
 
 bool DispatchedVectorFlushesSubnormals() noexcept { return EDGEATTN_DISPATCH(VectorFlushesSubnormals)(); }
 
-#if EDGEATTN_HAS_BACKEND
+#if EDGEATTN_HAS_BACKEND && EDGEATTN_BACKEND_SWITCHABLE
 namespace {
 bool g_backend_enabled = true;  // written by tests only, between calls
 }  // namespace
 bool BackendEnabled() noexcept { return g_backend_enabled; }
 void SetBackendEnabledForTest(bool enabled) noexcept { g_backend_enabled = enabled; }
+const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
+#elif EDGEATTN_HAS_BACKEND
+bool BackendEnabled() noexcept { return true; }
+void SetBackendEnabledForTest(bool) noexcept {}
 const char* BackendName() noexcept { return EDGEATTN_BACKEND_NAME; }
 #else
 bool BackendEnabled() noexcept { return false; }

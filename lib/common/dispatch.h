@@ -11,15 +11,37 @@
 #include "lib/common/arch.h"
 #include "lib/common/backend.h"
 
-#if EDGEATTN_HAS_BACKEND
-#define EDGEATTN_DISPATCH(FN) \
-  (::edgeattn::internal::BackendEnabled() ? HWY_STATIC_DISPATCH(backend::FN) : HWY_DYNAMIC_DISPATCH(FN))
+#if EDGEATTN_HAS_BACKEND && EDGEATTN_BACKEND_SWITCHABLE
+// BackendOr below: two calls of known functions, not a call of `(c ? f : g)`, which GCC compiles as an indirect call
+// that the stack check (tools/stack_report.py) cannot follow.
+#define EDGEATTN_DISPATCH(FN)                                           \
+  ::edgeattn::internal::BackendOr<decltype(&HWY_STATIC_DISPATCH(FN))> { \
+    &HWY_STATIC_DISPATCH(backend::FN), HWY_DYNAMIC_DISPATCH(FN)         \
+  }
+#elif EDGEATTN_HAS_BACKEND
+#define EDGEATTN_DISPATCH(FN) HWY_STATIC_DISPATCH(backend::FN)
 #else
 #define EDGEATTN_DISPATCH(FN) HWY_DYNAMIC_DISPATCH(FN)
 #endif
 
 namespace edgeattn {
 namespace internal {
+#if EDGEATTN_HAS_BACKEND && EDGEATTN_BACKEND_SWITCHABLE
+template <class Fn>
+struct BackendOr;
+// Calls the backend's function while it is enabled, else Highway's; the parameters are the exported function's, so
+// the arguments convert as in a direct call. Both pointers are constants where the macro is expanded: after inlining,
+// the calls are direct.
+template <class R, class... Args>
+struct BackendOr<R (*)(Args...)> {
+  R (*backend)(Args...);
+  R (*highway)(Args...);
+  R operator()(Args... args) const {
+    if (BackendEnabled()) return backend(args...);
+    return highway(args...);
+  }
+};
+#endif
 // For tests: whether the code EDGEATTN_DISPATCH selects now (a forced target included) runs on a vector unit
 // that flushes subnormal floats (lib/common/vector_unit-inl.h, kVectorFlushesSubnormals).
 bool DispatchedVectorFlushesSubnormals() noexcept;

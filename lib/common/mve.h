@@ -38,6 +38,17 @@ constexpr size_t kLanes = 4;  // float lanes of a 128-bit Q register
 inline mve_pred16_t FirstLanes(size_t rest) { return vctp32q(static_cast<uint32_t>(rest)); }
 inline float32x4_t LoadTail(const float* p, size_t rest) { return vldrwq_z_f32(p, FirstLanes(rest)); }
 inline void StoreTail(float* p, float32x4_t v, size_t rest) { vstrwq_p_f32(p, v, FirstLanes(rest)); }
+// `lanes` (1 .. 4) floats: a whole vector, or a predicated tail.
+inline float32x4_t LoadLanes(const float* p, size_t lanes) {
+  return lanes == kLanes ? vldrwq_f32(p) : LoadTail(p, lanes);
+}
+inline void StoreLanes(float* p, float32x4_t v, size_t lanes) {
+  if (lanes == kLanes) {
+    vstrwq_f32(p, v);
+  } else {
+    StoreTail(p, v, lanes);
+  }
+}
 
 // Sum of the four lanes as (l0 + l1) + (l2 + l3) on the scalar FPU (MVE has no across-vector float add).
 inline float SumLanes(float32x4_t v) {

@@ -27,17 +27,12 @@ inline void LinearBlock(const float* x_row, size_t in, const float* w, const flo
     const float* w_row = w + i * out + o;
     for (size_t k = 0; k < kVectors; ++k) {
       const size_t lanes = count - k * kLanes < kLanes ? count - k * kLanes : kLanes;
-      const float32x4_t wv = lanes == kLanes ? vldrwq_f32(w_row + k * kLanes) : LoadTail(w_row + k * kLanes, lanes);
-      acc[k] = vfmaq_n_f32(acc[k], wv, x_row[i]);
+      acc[k] = vfmaq_n_f32(acc[k], LoadLanes(w_row + k * kLanes, lanes), x_row[i]);
     }
   }
   for (size_t k = 0; k < kVectors; ++k) {
     const size_t lanes = count - k * kLanes < kLanes ? count - k * kLanes : kLanes;
-    if (lanes == kLanes) {
-      vstrwq_f32(y_row + o + k * kLanes, acc[k]);
-    } else {
-      StoreTail(y_row + o + k * kLanes, acc[k], lanes);
-    }
+    StoreLanes(y_row + o + k * kLanes, acc[k], lanes);
   }
 }
 
@@ -55,15 +50,15 @@ inline void LinearMve(const float* x, size_t rows, size_t in, const float* w, co
   }
 }
 
-// kOutputs dot products of x_row with rows o, o + 1, ... of W (stored [out][in]), each in 4 lane partial sums
-// (lane l sums i = l mod 4, the scalar path's four accumulators), the x vector loaded once for all of them. Each
-// row has its own pointer, advanced by the loop: GCC 12 then uses post-indexed loads instead of recomputing
-// every address from the index.
+// kOutputs dot products of x_row with rows w[0 .. kOutputs) of `in` floats each (rows of W, or keys of a KV tile),
+// each in 4 lane partial sums (lane l sums i = l mod 4, the scalar path's four accumulators), the x vector loaded
+// once for all of them. Each row has its own pointer, advanced by the loop: GCC 12 then uses post-indexed loads
+// instead of recomputing every address from the index.
 template <size_t kOutputs>
-inline void DotRows(const float* x_row, const float* w_rows, size_t in, float* dots) {
+inline void DotRowPtrs(const float* x_row, const float* const* w_rows, size_t in, float* dots) {
   float32x4_t acc[kOutputs];
   const float* w[kOutputs];
-  for (size_t k = 0; k < kOutputs; ++k) acc[k] = vdupq_n_f32(0.0f), w[k] = w_rows + k * in;
+  for (size_t k = 0; k < kOutputs; ++k) acc[k] = vdupq_n_f32(0.0f), w[k] = w_rows[k];
   const float* x = x_row;
   for (const float* const end = x_row + in / kLanes * kLanes; x != end; x += kLanes) {
     const float32x4_t xv = vldrwq_f32(x);
@@ -80,19 +75,28 @@ inline void DotRows(const float* x_row, const float* w_rows, size_t in, float* d
   for (size_t k = 0; k < kOutputs; ++k) dots[k] = SumLanes(acc[k]);
 }
 
-// y = x W^T + bias, W stored [out][in]: four outputs per pass over x's row, the bias added last.
+// Rows o, o + 1, ... of W stored [out][in].
+template <size_t kOutputs>
+inline void DotRows(const float* x_row, const float* w_rows, size_t in, float* dots) {
+  const float* w[kOutputs];
+  for (size_t k = 0; k < kOutputs; ++k) w[k] = w_rows + k * in;
+  DotRowPtrs<kOutputs>(x_row, w, in, dots);
+}
+
+// y = x W^T + bias, W stored [out][in], outputs [o_begin, o_end) of each row (a part of LinearTransposedPart, or
+// all): four outputs per pass over x's row, the bias added last.
 inline void LinearTransposedMve(const float* x, size_t rows, size_t in, const float* w, const float* bias, size_t out,
-                                float* y) {
+                                size_t o_begin, size_t o_end, float* y) {
   for (size_t r = 0; r < rows; ++r) {
     const float* x_row = x + r * in;
     float* y_row = y + r * out;
     float dots[4];
-    size_t o = 0;
-    for (; o + 4 <= out; o += 4) {
+    size_t o = o_begin;
+    for (; o + 4 <= o_end; o += 4) {
       DotRows<4>(x_row, w + o * in, in, dots);
       for (size_t k = 0; k < 4; ++k) y_row[o + k] = bias != nullptr ? bias[o + k] + dots[k] : dots[k];
     }
-    for (; o < out; ++o) {
+    for (; o < o_end; ++o) {
       DotRows<1>(x_row, w + o * in, in, dots);
       y_row[o] = bias != nullptr ? bias[o] + dots[0] : dots[0];
     }

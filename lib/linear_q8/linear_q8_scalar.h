@@ -64,6 +64,11 @@ inline void Q8QuantizeRowScalar(const float* x, size_t in, size_t group_size, in
     sx[g] = Q8QuantizeGroup(x + g * group_size, group_size, qx + g * group_size);
 }
 
+// One group's float steps of ACT_Q8 (linear_q8.h): acc + ((float)s * scale) * sx, each operation rounded once.
+inline float Q8FinishStep(float acc, int32_t s, float scale, float sx) {
+  return acc + (static_cast<float>(s) * scale) * sx;
+}
+
 // ACT_Q8, the contract's loop per output.
 inline void LinearQ8Scalar(const LinearQ8Problem& p) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs, out = p.w.out_features;
@@ -76,7 +81,7 @@ inline void LinearQ8Scalar(const LinearQ8Problem& p) {
       float acc = 0.0f;
       for (size_t g = 0; g < groups; ++g) {
         const int32_t s = Q8GroupDot(ws.qx + r * in + g * gs, p.w.q + o * in + g * gs, gs);
-        acc = acc + (static_cast<float>(s) * p.w.scale[o * groups + g]) * ws.sx[r * groups + g];
+        acc = Q8FinishStep(acc, s, p.w.scale[o * groups + g], ws.sx[r * groups + g]);
       }
       p.y[r * out + o] = p.bias != nullptr ? acc + p.bias[o] : acc;
     }

@@ -23,6 +23,13 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The table variant: the scalar path's loop (each product and sum rounded once, rope.h) on every Highway target,
+// where a vector version would gain little over a table row already in cache; a backend may replace it.
+inline void RopeWithTableRows(const internal::RopeProblem& p, const float* table, size_t table_first_position, float* x,
+                              size_t seq_len, size_t first_position) {
+  internal::RopeWithTableScalar(p, table, table_first_position, x, seq_len, first_position);
+}
+
 #if HWY_HAVE_FLOAT64 && HWY_HAVE_INTEGER64
 
 // kToNearest: internal::DoublesRoundToNearest(), read once per call (the frequencies' and the angles' range

@@ -60,8 +60,9 @@ Status CheckRopeTable(size_t rotary_dim, float base, size_t first_position, size
   return Status::kOk;
 }
 
-Status RopeWithTableImpl(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
-                         size_t first_position) {
+// The table variant's checks; on success *problem holds the validated problem.
+Status CheckRopeWithTable(const RopeDesc& desc, const RopeTableView& table, const float* x, size_t seq_len,
+                          size_t first_position, internal::RopeProblem* problem_out) {
   if (x == nullptr || table.data == nullptr) return Status::kNullPointer;
   internal::RopeProblem problem;
   Status status = MakeRopeProblem(desc, x, seq_len, first_position, /*read_base=*/false, &problem);
@@ -76,7 +77,7 @@ Status RopeWithTableImpl(const RopeDesc& desc, const RopeTableView& table, float
   if (internal::Overlap(internal::RangeOf(x, x_bytes), internal::RangeOf(table.data, table_bytes))) {
     return Status::kOverlap;
   }
-  internal::RopeWithTableScalar(problem, table.data, table.first_position, x, seq_len, first_position);
+  *problem_out = problem;
   return Status::kOk;
 }
 
@@ -92,19 +93,29 @@ Status RopeTableFill(size_t rotary_dim, float base, size_t first_position, size_
   return Status::kOk;
 }
 
+HWY_EXPORT(RopeRows);
+HWY_EXPORT(RopeWithTableRows);
+
 Status RopeWithTable(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
                      size_t first_position) noexcept {
-  return RopeWithTableImpl(desc, table, x, seq_len, first_position);
+  internal::RopeProblem problem;
+  const Status status = CheckRopeWithTable(desc, table, x, seq_len, first_position, &problem);
+  if (status == Status::kOk) {
+    EDGEATTN_DISPATCH(RopeWithTableRows)(problem, table.data, table.first_position, x, seq_len, first_position);
+  }
+  return status;
 }
 
 namespace scalar {
 Status RopeWithTable(const RopeDesc& desc, const RopeTableView& table, float* x, size_t seq_len,
                      size_t first_position) noexcept {
-  return RopeWithTableImpl(desc, table, x, seq_len, first_position);
+  internal::RopeProblem problem;
+  const Status status = CheckRopeWithTable(desc, table, x, seq_len, first_position, &problem);
+  if (status == Status::kOk)
+    internal::RopeWithTableScalar(problem, table.data, table.first_position, x, seq_len, first_position);
+  return status;
 }
 }  // namespace scalar
-
-HWY_EXPORT(RopeRows);
 
 Status Rope(const RopeDesc& desc, float* x, size_t seq_len, size_t first_position) noexcept {
   internal::RopeProblem problem;
