@@ -339,6 +339,7 @@ void ModelCases() {
 #else
 void ModelCases() {}
 #endif
+
 // linear_q8 1 x 256 x 256, group size 32 (llama2.c's runq.c), both activation modes; the float linear_transposed row
 // of the same shape (LinearCases) is the comparison for "int8 weights against float weights".
 void LinearQ8Cases() {
