@@ -37,6 +37,21 @@ constexpr bool kDecode16 = true;
 constexpr bool kDecode16 = false;
 #endif
 
+// Narrow heads (docs/performance.md, issue 33 phase 2): a head of at most half a vector (d = 8 on AVX-512's 16
+// floats) runs the decode steps on half vectors. On whole vectors each K and V row would fill half a register
+// through a masked load (F32) or an element-by-element conversion through a buffer (F16, Q8: a store-forwarding
+// stall per row), and the reduction would sum 8 zero lanes per key; on half vectors every row is one plain load and
+// the kernels are those of a 256-bit target with AVX-512's registers. x86 AVX3 only: where a vector holds fewer
+// than 16 floats half a vector would be too narrow for the eight-slot reduction, and SVE is not measured here.
+template <class D>
+constexpr bool DecodeOnHalves() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return hn::MaxLanes(D()) >= 16;
+#else
+  return false;
+#endif
+}
+
 #if HWY_TARGET != HWY_SCALAR
 
 // The eight accumulators of an eight-slot pass reduced together into their eight sums times scale, at dst[0 .. 8):
@@ -208,6 +223,9 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
                              float scale, float* const* s) {
+  if constexpr (DecodeOnHalves<D>()) {
+    if (2 * head_dim <= hn::Lanes(d)) return DecodeScores<Format, GH>(hn::Half<D>(), q, k, head_dim, nb, scale, s);
+  }
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
