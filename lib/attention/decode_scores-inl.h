@@ -217,15 +217,112 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Keys t and t + 1 of a pass in one vector (head_dim <= half a vector): key t's columns in the lower half, key
+// t + 1's in the upper, the lanes past head_dim 0 in each.
+template <class Format, class D, class Keys>
+HWY_INLINE hn::Vec<D> LoadKeyPair(D d, const Keys& keys, const float* sc, size_t t, size_t head_dim) {
+  const hn::Half<D> dh;
+  const auto lo = LoadRowVec<Format>(dh, keys.At(t, 0), 0, head_dim, hn::Set(dh, sc[t]), sc[t]);
+  const auto hi = LoadRowVec<Format>(dh, keys.At(t + 1, 0), 0, head_dim, hn::Set(dh, sc[t + 1]), sc[t + 1]);
+  return hn::Combine(d, hi, lo);
+}
+
+// One pass of the paired scores: 16 / GH keys from j (8 when `half`, GH 1 only) against GH heads whose query rows
+// qh sit in both halves of a vector, two keys per accumulator (slot h (8 / GH) + u: head h, keys 2u and 2u + 1).
+// Three levels of PairSums leave head h's keys at lanes [h 16 / GH, (h + 1) 16 / GH) of one vector: 7 PairSums for
+// 16 (head, key) pairs where eight-slot passes on half vectors take 7 for 8. Each key's lanes are summed as Reduce8
+// sums them on half vectors, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)): the bits of the half-vector steps.
+template <class Format, size_t GH, class D, class Keys>
+HWY_INLINE void ScorePairsPass(D d, hn::Vec<D> q0, hn::Vec<D> q1, hn::Vec<D> q2, hn::Vec<D> q3, const Keys& keys,
+                               const float* sc, size_t head_dim, hn::Vec<D> vscale, bool half, float* const* s) {
+  using V = hn::Vec<D>;
+  const V z = hn::Zero(d);
+  const V x0 = LoadKeyPair<Format>(d, keys, sc, 0, head_dim), x1 = LoadKeyPair<Format>(d, keys, sc, 2, head_dim);
+  V a0, a1, a2, a3, a4 = z, a5 = z, a6 = z, a7 = z;
+  if constexpr (GH == 4) {
+    a0 = hn::MulAdd(q0, x0, z), a1 = hn::MulAdd(q0, x1, z), a2 = hn::MulAdd(q1, x0, z), a3 = hn::MulAdd(q1, x1, z);
+    a4 = hn::MulAdd(q2, x0, z), a5 = hn::MulAdd(q2, x1, z), a6 = hn::MulAdd(q3, x0, z), a7 = hn::MulAdd(q3, x1, z);
+  } else {
+    const V x2 = LoadKeyPair<Format>(d, keys, sc, 4, head_dim), x3 = LoadKeyPair<Format>(d, keys, sc, 6, head_dim);
+    a0 = hn::MulAdd(q0, x0, z), a1 = hn::MulAdd(q0, x1, z), a2 = hn::MulAdd(q0, x2, z), a3 = hn::MulAdd(q0, x3, z);
+    if constexpr (GH == 2) {
+      a4 = hn::MulAdd(q1, x0, z), a5 = hn::MulAdd(q1, x1, z), a6 = hn::MulAdd(q1, x2, z), a7 = hn::MulAdd(q1, x3, z);
+    } else if (!half) {
+      a4 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 8, head_dim), z);
+      a5 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 10, head_dim), z);
+      a6 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 12, head_dim), z);
+      a7 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 14, head_dim), z);
+    }
+  }
+  const V b0 = PairSums(d, PairSums(d, a0, a1), PairSums(d, a2, a3));
+  const V b1 = PairSums(d, PairSums(d, a4, a5), PairSums(d, a6, a7));
+  const V w = hn::Mul(PairSums(d, b0, b1), vscale);
+  const hn::Half<D> dh;
+  const hn::Half<decltype(dh)> dq;
+  if constexpr (GH == 1) {
+    if (half) return hn::StoreU(hn::LowerHalf(dh, w), dh, s[0]);
+    hn::StoreU(w, d, s[0]);
+  } else if constexpr (GH == 2) {
+    hn::StoreU(hn::LowerHalf(dh, w), dh, s[0]), hn::StoreU(hn::UpperHalf(dh, w), dh, s[1]);
+  } else {
+    const auto lo = hn::LowerHalf(dh, w), hi = hn::UpperHalf(dh, w);
+    hn::StoreU(hn::LowerHalf(dq, lo), dq, s[0]), hn::StoreU(hn::UpperHalf(dq, lo), dq, s[1]);
+    hn::StoreU(hn::LowerHalf(dq, hi), dq, s[2]), hn::StoreU(hn::UpperHalf(dq, hi), dq, s[3]);
+  }
+}
+
+// DecodeScores for heads of at most half a vector (DecodeOnHalves): keys [0, nb - nb % 8) two per vector in passes
+// of 16 / GH keys (the last 8 keys of a GH = 1 tile in a half pass), the others by RowDot on half vectors, as
+// DecodeScores on half vectors computes them.
+template <class Format, size_t GH, class D>
+HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
+                                   size_t nb, float scale, float* const* s) {
+  constexpr size_t KP = 16 / GH;
+  const hn::Half<D> dh;
+  const auto dup = [&](size_t h) {
+    const auto x = LoadVecN(dh, q[h < GH ? h : 0], head_dim);
+    return hn::Combine(d, x, x);
+  };
+  const auto q0 = dup(0), q1 = dup(1), q2 = dup(2), q3 = dup(3), vscale = hn::Set(d, scale);
+  const size_t n8 = nb - nb % 8;
+  const bool strided = k.Wrap(nb) == nb;
+  float sc[KP] = {};
+  float* sj[4] = {};
+  size_t j = 0;
+  for (; j < n8; j += KP) {
+    const bool half = n8 - j < KP;  // GH 1 only: n8 - j is a multiple of 8
+    for (size_t t = 0; Format::kScaled && t < (half ? 8 : KP); ++t) sc[t] = k.Scale(j + t);
+    for (size_t h = 0; h < GH; ++h) sj[h] = s[h] + j;
+    if (strided) {
+      ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, StridedKeys<Format>{k.Row(j), k.row_bytes}, sc, head_dim, vscale,
+                                 half, sj);
+    } else {
+      ListedKeys<Format, KP> keys;
+      k.Rows(j, half ? 8 : KP, keys.r);
+      ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, keys, sc, head_dim, vscale, half, sj);
+    }
+    if (half) j -= 8;
+  }
+  for (; j < nb; ++j) {
+    const unsigned char* row = k.Row(j);
+    const float row_scale = Format::kScaled ? k.Scale(j) : 0.0f;
+    for (size_t h = 0; h < GH; ++h) s[h][j] = RowDot<Format>(dh, q[h], row, head_dim, row_scale) * scale;
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+
 // Scores of GH (1, 2 or 4) query heads (q[h], into s[h]) against the tile's keys [0, nb) of k, times scale. Eight
 // keys' worth of slots at a time, one accumulator vector per (head, key) slot, reduced together by Reduce8; the
 // tile's last nb % 8 keys by RowDot (Dot's arithmetic), as are all keys on one-lane targets.
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
                              float scale, float* const* s) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (DecodeOnHalves<D>()) {
-    if (2 * head_dim <= hn::Lanes(d)) return DecodeScores<Format, GH>(hn::Half<D>(), q, k, head_dim, nb, scale, s);
+    if (2 * head_dim <= hn::Lanes(d)) return DecodeScoresPaired<Format, GH>(d, q, k, head_dim, nb, scale, s);
   }
+#endif
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
