@@ -229,8 +229,9 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
     const size_t lanes = width - c < N ? width - c : N;
     V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
     V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-    PvRestRun<Format, GH>(d, p, FirstRun(v, n), v, c, lanes, a0, a1, a2, a3, b0, b1, b2, b3);
-    PvRestRun<Format, GH>(d, p, SecondRun(v, n), v, c, lanes, a0, a1, a2, a3, b0, b1, b2, b3);
+    for (const RowRun& run : {FirstRun(v, n), SecondRun(v, n)}) {  // a loop: one copy of the run's code
+      PvRestRun<Format, GH>(d, p, run, v, c, lanes, a0, a1, a2, a3, b0, b1, b2, b3);
+    }
     PvStore(d, hn::Add(a0, b0), out[0] + c, lanes, alpha[0], rescale, true);
     if constexpr (GH >= 2) PvStore(d, hn::Add(a1, b1), out[1] + c, lanes, alpha[1], rescale, true);
     if constexpr (GH >= 4) {
@@ -352,8 +353,10 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodePv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
                          size_t width, const float* alpha, bool rescale) {
-  if constexpr (DecodeOnHalves<D>()) {  // decode_scores-inl.h
-    if (2 * width <= hn::Lanes(d)) return DecodePv<Format, GH>(hn::Half<D>(), p, n, v, out, width, alpha, rescale);
+  if constexpr (DecodeOnHalves<D>()) {  // decode_scores-inl.h; within one half vector only PvRestColumns runs
+    if (2 * width <= hn::Lanes(d)) {
+      return PvRestColumns<Format, GH>(hn::Half<D>(), p, n, v, out, 0, width, alpha, rescale);
+    }
   }
   const size_t N = hn::Lanes(d);
   size_t c = 0;

@@ -286,7 +286,6 @@ HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::R
   };
   const auto q0 = dup(0), q1 = dup(1), q2 = dup(2), q3 = dup(3), vscale = hn::Set(d, scale);
   const size_t n8 = nb - nb % 8;
-  const bool strided = k.Wrap(nb) == nb;
   float sc[KP] = {};
   float* sj[4] = {};
   size_t j = 0;
@@ -294,14 +293,9 @@ HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::R
     const bool half = n8 - j < KP;  // GH 1 only: n8 - j is a multiple of 8
     for (size_t t = 0; Format::kScaled && t < (half ? 8 : KP); ++t) sc[t] = k.Scale(j + t);
     for (size_t h = 0; h < GH; ++h) sj[h] = s[h] + j;
-    if (strided) {
-      ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, StridedKeys<Format>{k.Row(j), k.row_bytes}, sc, head_dim, vscale,
-                                 half, sj);
-    } else {
-      ListedKeys<Format, KP> keys;
-      k.Rows(j, half ? 8 : KP, keys.r);
-      ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, keys, sc, head_dim, vscale, half, sj);
-    }
+    ListedKeys<Format, KP> keys;
+    k.Rows(j, half ? 8 : KP, keys.r);
+    ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, keys, sc, head_dim, vscale, half, sj);
     if (half) j -= 8;
   }
   for (; j < nb; ++j) {
