@@ -887,9 +887,8 @@ TEST_P(KvCacheTest, NarrowHeadsKeepEveryBitPromise) {
       const AttentionDesc d = CachedDesc(q_len, c, group, MaskKind::kCausal);
       std::vector<float> q(q_len * group * dk), fused, converted;
       for (float& x : q) x = rng.Normal();
-      const std::string what = std::string(TypeName(type)) + " dk " + std::to_string(dk) + " dv " +
-                               std::to_string(dv) + " group " + std::to_string(group) + " length " +
-                               std::to_string(length);
+      const std::string what = std::string(TypeName(type)) + " dk " + std::to_string(dk) + " dv " + std::to_string(dv) +
+                               " group " + std::to_string(group) + " length " + std::to_string(length);
       ASSERT_EQ(RunCached(api(), d, q.data(), aligned.cache, fused), Status::kOk);
       ASSERT_EQ(RunCached(api(), d, q.data(), misaligned.cache, converted), Status::kOk);
       ASSERT_EQ(std::memcmp(fused.data(), converted.data(), fused.size() * 4), 0) << what;

@@ -276,8 +276,8 @@ HWY_INLINE void ScorePairsPass(D d, hn::Vec<D> q0, hn::Vec<D> q1, hn::Vec<D> q2,
 // of 16 / GH keys (the last 8 keys of a GH = 1 tile in a half pass), the others by RowDot on half vectors, as
 // DecodeScores on half vectors computes them.
 template <class Format, size_t GH, class D>
-HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::RowSource& k, size_t head_dim,
-                                   size_t nb, float scale, float* const* s) {
+HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                                   float scale, float* const* s) {
   constexpr size_t KP = 16 / GH;
   const hn::Half<D> dh;
   const auto dup = [&](size_t h) {
