@@ -38,11 +38,11 @@ constexpr bool kDecode16 = false;
 #endif
 
 // Narrow heads (docs/performance.md, issue 33 phase 2): a head of at most half a vector (d = 8 on AVX-512's 16
-// floats) runs the decode steps on half vectors. On whole vectors each K and V row would fill half a register
-// through a masked load (F32) or an element-by-element conversion through a buffer (F16, Q8: a store-forwarding
-// stall per row), and the reduction would sum 8 zero lanes per key; on half vectors every row is one plain load and
-// the kernels are those of a 256-bit target with AVX-512's registers. x86 AVX3 only: where a vector holds fewer
-// than 16 floats half a vector would be too narrow for the eight-slot reduction, and SVE is not measured here.
+// floats) reads each K and V row as one half vector: its scores two keys per vector (DecodeScoresPaired), its P·V
+// on half vectors (DecodePv). On whole vectors each row would fill half a register through a masked load (F32) or
+// an element-by-element conversion through a buffer (F16, Q8: a store-forwarding stall per row), and the reduction
+// would sum 8 zero lanes per key. x86 AVX3 only: where a vector holds fewer than 16 floats half a vector is too
+// narrow to pay, and SVE is not measured here.
 template <class D>
 constexpr bool DecodeOnHalves() {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
