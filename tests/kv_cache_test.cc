@@ -868,6 +868,56 @@ TEST_P(KvCacheTest, GroupedQueryHeadsMatchSingleHeads) {
   }
 }
 
+// Narrow heads (d <= 32: the MCU-sized models' widths; on AVX-512 a head of at most half a vector runs the decode
+// steps on half vectors): each query head of a group gives its bits alone (one to four heads per pass), the fused
+// and converted routes (aligned and misaligned storage) give the same bits, an F32 cache gives Attention's decode
+// path's bits, and every row is within attention.h's bound on the stored values; widths below, at and above half
+// a vector, with tails, over one and two key chunks.
+TEST_P(KvCacheTest, NarrowHeadsKeepEveryBitPromise) {
+  Rng rng;
+  const size_t dims[][2] = {{8, 8}, {5, 7}, {16, 16}, {8, 32}, {32, 8}, {3, 12}, {9, 1}};
+  for (KvType type : kTypes) {
+    for (const auto& dim : dims) {
+      const size_t dk = dim[0], dv = dim[1], group = 1 + rng.Index(4);
+      const size_t length = EDGEATTN_TEST_SMALL_MEMORY ? 300 : (rng.Bernoulli(0.5) ? 300 : 700);
+      const KvCacheDesc c = MakeCacheDesc(type, 1, dk, dv, length + 3, 0);
+      TestCache aligned(c, 0), misaligned(c, 1);
+      std::vector<float> k, v;
+      RandomRows(rng, c, length, k, v);
+      ASSERT_EQ(aligned.cache.Append(k.data(), v.data(), length), Status::kOk);
+      ASSERT_EQ(misaligned.cache.Append(k.data(), v.data(), length), Status::kOk);
+      const size_t q_len = 1 + rng.Index(3);
+      const AttentionDesc d = CachedDesc(q_len, c, group, MaskKind::kCausal);
+      std::vector<float> q(q_len * group * dk), fused, converted;
+      for (float& x : q) x = rng.Normal();
+      const std::string what = std::string(TypeName(type)) + " dk " + std::to_string(dk) + " dv " + std::to_string(dv) +
+                               " group " + std::to_string(group) + " length " + std::to_string(length);
+      ASSERT_EQ(RunCached(api(), d, q.data(), aligned.cache, fused), Status::kOk);
+      ASSERT_EQ(RunCached(api(), d, q.data(), misaligned.cache, converted), Status::kOk);
+      ASSERT_EQ(std::memcmp(fused.data(), converted.data(), fused.size() * 4), 0) << what;
+      for (size_t h = 0; h < group; ++h) {
+        const AttentionDesc one = CachedDesc(q_len, c, 1, MaskKind::kCausal);
+        std::vector<float> qh(q_len * dk), single;
+        for (size_t i = 0; i < q_len; ++i) std::memcpy(&qh[i * dk], &q[(i * group + h) * dk], dk * 4);
+        ASSERT_EQ(RunCached(api(), one, qh.data(), aligned.cache, single), Status::kOk);
+        for (size_t i = 0; i < q_len; ++i) {
+          ASSERT_EQ(std::memcmp(&single[i * dv], &fused[(i * group + h) * dv], dv * 4), 0) << what << " head " << h;
+        }
+      }
+      if (type == KvType::kF32 && !IsScalarPath()) {
+        AttentionDesc full = d;
+        full.kv_len = length;
+        std::vector<float> direct(fused.size(), kNaN);
+        std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(full));
+        ASSERT_EQ(edgeattn::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+                  Status::kOk);
+        ASSERT_EQ(std::memcmp(direct.data(), fused.data(), fused.size() * 4), 0) << what << " decode path";
+      }
+      CheckAgainstStoredValues(d, aligned, q.data(), fused.data(), what.c_str());
+    }
+  }
+}
+
 // A whole decode loop: a prompt prefilled in chunks, then one token at a time past the window, with a rejected
 // speculative token truncated in the middle; every step against the double reference on the stored values.
 TEST_P(KvCacheTest, DecodeLoopMatchesTheReferenceOnStoredValues) {

@@ -188,24 +188,38 @@ HWY_INLINE void PvMidBlock(D d, const float* const* p, size_t n, const internal:
   PvStoreSlot<CB>(d, hn::Add(a3, b3), 3, out, c, alpha, rescale);
 }
 
-// The rows of one run into the one-vector columns [c, c + lanes): one accumulator per head.
+// Row j's contribution to the one-vector columns (lanes of them from row) of GH heads: a<h> for head h.
+template <class Format, size_t GH, class D, class V>
+HWY_INLINE void PvRestKey(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t lanes, V& a0,
+                          V& a1, V& a2, V& a3) {
+  const V x = LoadRowVec<Format>(d, row, 0, lanes, hn::Set(d, sc), sc);
+  a0 = hn::MulAdd(hn::Set(d, p[0][j]), x, a0);
+  if constexpr (GH >= 2) a1 = hn::MulAdd(hn::Set(d, p[1][j]), x, a1);
+  if constexpr (GH >= 4) a2 = hn::MulAdd(hn::Set(d, p[2][j]), x, a2), a3 = hn::MulAdd(hn::Set(d, p[3][j]), x, a3);
+}
+
+// The rows of one run into the one-vector columns [c, c + lanes): even rows into a, odd rows into b (PvMidRun's
+// pairs), so a narrow head's P·V runs two FMA chains per head, not one four-cycle chain per row.
 template <class Format, size_t GH, class D, class V>
 HWY_INLINE void PvRestRun(D d, const float* const* p, const RowRun& run, const internal::RowSource& v, size_t c,
-                          size_t lanes, V& a0, V& a1, V& a2, V& a3) {
+                          size_t lanes, V& a0, V& a1, V& a2, V& a3, V& b0, V& b1, V& b2, V& b3) {
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
   const size_t sb = Format::kScaled ? v.scale_bytes : 0;  // 0: no step where there is no scale to read
-  for (size_t j = run.begin; j < run.end; ++j, row += v.row_bytes, sp += sb) {
-    const float sc = RowScaleAt<Format>(sp);
-    const V x = LoadRowVec<Format>(d, row, 0, lanes, hn::Set(d, sc), sc);
-    a0 = hn::MulAdd(hn::Set(d, p[0][j]), x, a0);
-    if constexpr (GH >= 2) a1 = hn::MulAdd(hn::Set(d, p[1][j]), x, a1);
-    if constexpr (GH >= 4) a2 = hn::MulAdd(hn::Set(d, p[2][j]), x, a2), a3 = hn::MulAdd(hn::Set(d, p[3][j]), x, a3);
+  size_t j = run.begin;
+  if (j < run.end && (j & 1) != 0) {
+    PvRestKey<Format, GH>(d, p, j++, row, RowScaleAt<Format>(sp), lanes, b0, b1, b2, b3);
+    row += v.row_bytes, sp += sb;
   }
+  for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
+    PvRestKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), lanes, a0, a1, a2, a3);
+    PvRestKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), lanes, b0, b1, b2, b3);
+  }
+  if (j < run.end) PvRestKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), lanes, a0, a1, a2, a3);
 }
 
-// Columns [c, width) one vector at a time, one accumulator per head (PvRow's arithmetic).
+// Columns [c, width) one vector at a time, two accumulators per head (even and odd rows, added at the end).
 template <class Format, size_t GH, class D>
 HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
                               size_t c, size_t width, const float* alpha, bool rescale) {
@@ -214,13 +228,15 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
   for (; c < width; c += N) {
     const size_t lanes = width - c < N ? width - c : N;
     V a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-    PvRestRun<Format, GH>(d, p, FirstRun(v, n), v, c, lanes, a0, a1, a2, a3);
-    PvRestRun<Format, GH>(d, p, SecondRun(v, n), v, c, lanes, a0, a1, a2, a3);
-    PvStore(d, a0, out[0] + c, lanes, alpha[0], rescale, true);
-    if constexpr (GH >= 2) PvStore(d, a1, out[1] + c, lanes, alpha[1], rescale, true);
+    V b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
+    for (const RowRun& run : {FirstRun(v, n), SecondRun(v, n)}) {  // a loop: one copy of the run's code
+      PvRestRun<Format, GH>(d, p, run, v, c, lanes, a0, a1, a2, a3, b0, b1, b2, b3);
+    }
+    PvStore(d, hn::Add(a0, b0), out[0] + c, lanes, alpha[0], rescale, true);
+    if constexpr (GH >= 2) PvStore(d, hn::Add(a1, b1), out[1] + c, lanes, alpha[1], rescale, true);
     if constexpr (GH >= 4) {
-      PvStore(d, a2, out[2] + c, lanes, alpha[2], rescale, true);
-      PvStore(d, a3, out[3] + c, lanes, alpha[3], rescale, true);
+      PvStore(d, hn::Add(a2, b2), out[2] + c, lanes, alpha[2], rescale, true);
+      PvStore(d, hn::Add(a3, b3), out[3] + c, lanes, alpha[3], rescale, true);
     }
   }
 }
@@ -337,6 +353,11 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodePv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
                          size_t width, const float* alpha, bool rescale) {
+  if constexpr (DecodeOnHalves<D>()) {  // decode_scores-inl.h; within one half vector only PvRestColumns runs
+    if (2 * width <= hn::Lanes(d)) {
+      return PvRestColumns<Format, GH>(hn::Half<D>(), p, n, v, out, 0, width, alpha, rescale);
+    }
+  }
   const size_t N = hn::Lanes(d);
   size_t c = 0;
 #if HWY_TARGET != HWY_SCALAR

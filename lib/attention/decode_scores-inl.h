@@ -37,6 +37,21 @@ constexpr bool kDecode16 = true;
 constexpr bool kDecode16 = false;
 #endif
 
+// Narrow heads (docs/performance.md, issue 33 phase 2): a head of at most half a vector (d = 8 on AVX-512's 16
+// floats) reads each K and V row as one half vector: its scores two keys per vector (DecodeScoresPaired), its P·V
+// on half vectors (DecodePv). On whole vectors each row would fill half a register through a masked load (F32) or
+// an element-by-element conversion through a buffer (F16, Q8: a store-forwarding stall per row), and the reduction
+// would sum 8 zero lanes per key. x86 AVX3 only: where a vector holds fewer than 16 floats half a vector is too
+// narrow to pay, and SVE is not measured here.
+template <class D>
+constexpr bool DecodeOnHalves() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return hn::MaxLanes(D()) >= 16;
+#else
+  return false;
+#endif
+}
+
 #if HWY_TARGET != HWY_SCALAR
 
 // The eight accumulators of an eight-slot pass reduced together into their eight sums times scale, at dst[0 .. 8):
@@ -202,12 +217,137 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 
 #endif  // HWY_TARGET != HWY_SCALAR
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Keys t and t2 of a pass in one vector (head_dim <= half a vector): key t's columns in the lower half, key t2's in
+// the upper, the lanes past head_dim 0 in each.
+template <class Format, class D, class Keys>
+HWY_INLINE hn::Vec<D> LoadKeyPair(D d, const Keys& keys, const float* sc, size_t t, size_t t2, size_t head_dim) {
+  const hn::Half<D> dh;
+  const auto lo = LoadRowVec<Format>(dh, keys.At(t, 0), 0, head_dim, hn::Set(dh, sc[t]), sc[t]);
+  const auto hi = LoadRowVec<Format>(dh, keys.At(t2, 0), 0, head_dim, hn::Set(dh, sc[t2]), sc[t2]);
+  return hn::Combine(d, hi, lo);
+}
+
+// Per 128-bit block, [a0 + a2, b0 + b2, a1 + a3, b1 + b3] (in-block unpacks, one cycle each).
+template <class D, class V>
+HWY_INLINE V BlockSums32(D d, V a, V b) {
+  return hn::Add(hn::InterleaveLower(a, b), hn::InterleaveUpper(d, a, b));
+}
+// Per 128-bit block, [a0 + a2, a1 + a3, b0 + b2, b1 + b3] with the lanes taken in 64-bit pairs.
+template <class D, class V>
+HWY_INLINE V BlockSums64(D d, V a, V b) {
+  const hn::Repartition<uint64_t, D> du;
+  const auto a64 = hn::BitCast(du, a), b64 = hn::BitCast(du, b);
+  return hn::Add(hn::BitCast(d, hn::InterleaveLower(a64, b64)), hn::BitCast(d, hn::InterleaveUpper(du, a64, b64)));
+}
+
+// The 16 sums of eight paired accumulators (each: a lower-half key and an upper-half key of 8 columns), lane
+// 4 (2 g + k) + u for accumulator 4 g + u's key k (0 lower, 1 upper). In-block unpacks do the first two levels and
+// one pair of cross-block shuffles the last, where three levels of PairSums took 14 cross-lane permutes, which
+// bounded the pass. Each key's columns are summed ((c0 + c2) + (c1 + c3)) + ((c4 + c6) + (c5 + c7)), the same tree
+// for every key, head and format.
+template <class D, class V>
+HWY_INLINE V ReducePairs(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7) {
+  static_assert(hn::MaxLanes(D()) == 16, "AVX-512's 16 floats: four 128-bit blocks");
+  const V u = BlockSums64(d, BlockSums32(d, a0, a1), BlockSums32(d, a2, a3));
+  const V v = BlockSums64(d, BlockSums32(d, a4, a5), BlockSums32(d, a6, a7));
+  // Blocks 0 and 1 of u hold accumulators 0..3's lower keys (columns 0..3 and 4..7), blocks 2 and 3 their upper.
+  return V{_mm512_add_ps(_mm512_shuffle_f32x4(u.raw, v.raw, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(u.raw, v.raw, _MM_SHUFFLE(3, 1, 3, 1)))};
+}
+
+// One pass of the paired scores: 16 / GH keys from j (8 when `half`, GH 1 only) against GH heads whose query rows
+// sit in both halves of a vector, two keys per accumulator, placed so that ReducePairs leaves head h's keys in
+// order at lanes [h 16 / GH, (h + 1) 16 / GH) (four heads: after one swap of 64-bit lanes): accumulator 4 h + u
+// holds keys u and u + 4 (GH 2; GH 1: keys 8 g + u and 8 g + u + 4 in accumulator 4 g + u), accumulator 2 h + u keys
+// u and u + 2 (GH 4).
+template <class Format, size_t GH, class D, class Keys>
+HWY_INLINE void ScorePairsPass(D d, hn::Vec<D> q0, hn::Vec<D> q1, hn::Vec<D> q2, hn::Vec<D> q3, const Keys& keys,
+                               const float* sc, size_t head_dim, hn::Vec<D> vscale, bool half, float* const* s) {
+  using V = hn::Vec<D>;
+  const V z = hn::Zero(d);
+  V a0, a1, a2, a3, a4 = z, a5 = z, a6 = z, a7 = z;
+  if constexpr (GH == 4) {
+    const V x0 = LoadKeyPair<Format>(d, keys, sc, 0, 2, head_dim),
+            x1 = LoadKeyPair<Format>(d, keys, sc, 1, 3, head_dim);
+    a0 = hn::MulAdd(q0, x0, z), a1 = hn::MulAdd(q0, x1, z), a2 = hn::MulAdd(q1, x0, z), a3 = hn::MulAdd(q1, x1, z);
+    a4 = hn::MulAdd(q2, x0, z), a5 = hn::MulAdd(q2, x1, z), a6 = hn::MulAdd(q3, x0, z), a7 = hn::MulAdd(q3, x1, z);
+  } else {
+    const V x0 = LoadKeyPair<Format>(d, keys, sc, 0, 4, head_dim),
+            x1 = LoadKeyPair<Format>(d, keys, sc, 1, 5, head_dim);
+    const V x2 = LoadKeyPair<Format>(d, keys, sc, 2, 6, head_dim),
+            x3 = LoadKeyPair<Format>(d, keys, sc, 3, 7, head_dim);
+    a0 = hn::MulAdd(q0, x0, z), a1 = hn::MulAdd(q0, x1, z), a2 = hn::MulAdd(q0, x2, z), a3 = hn::MulAdd(q0, x3, z);
+    if constexpr (GH == 2) {
+      a4 = hn::MulAdd(q1, x0, z), a5 = hn::MulAdd(q1, x1, z), a6 = hn::MulAdd(q1, x2, z), a7 = hn::MulAdd(q1, x3, z);
+    } else if (!half) {
+      a4 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 8, 12, head_dim), z);
+      a5 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 9, 13, head_dim), z);
+      a6 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 10, 14, head_dim), z);
+      a7 = hn::MulAdd(q0, LoadKeyPair<Format>(d, keys, sc, 11, 15, head_dim), z);
+    }
+  }
+  V w = hn::Mul(ReducePairs(d, a0, a1, a2, a3, a4, a5, a6, a7), vscale);
+  const hn::Half<D> dh;
+  const hn::Half<decltype(dh)> dq;
+  if constexpr (GH == 1) {
+    if (half) return hn::StoreU(hn::LowerHalf(dh, w), dh, s[0]);
+    hn::StoreU(w, d, s[0]);
+  } else if constexpr (GH == 2) {
+    hn::StoreU(hn::LowerHalf(dh, w), dh, s[0]), hn::StoreU(hn::UpperHalf(dh, w), dh, s[1]);
+  } else {
+    // Lanes (h0 k0 k1, h1 k0 k1, h0 k2 k3, h1 k2 k3) in each half: swap the middle 64-bit lanes of each half.
+    w = V{_mm512_castpd_ps(_mm512_permutex_pd(_mm512_castps_pd(w.raw), _MM_SHUFFLE(3, 1, 2, 0)))};
+    const auto lo = hn::LowerHalf(dh, w), hi = hn::UpperHalf(dh, w);
+    hn::StoreU(hn::LowerHalf(dq, lo), dq, s[0]), hn::StoreU(hn::UpperHalf(dq, lo), dq, s[1]);
+    hn::StoreU(hn::LowerHalf(dq, hi), dq, s[2]), hn::StoreU(hn::UpperHalf(dq, hi), dq, s[3]);
+  }
+}
+
+// DecodeScores for heads of at most half a vector (DecodeOnHalves): keys [0, nb - nb % 8) two per vector in passes
+// of 16 / GH keys (the last 8 keys of a GH = 1 tile in a half pass), the others by RowDot on half vectors.
+template <class Format, size_t GH, class D>
+HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
+                                   float scale, float* const* s) {
+  constexpr size_t KP = 16 / GH;
+  const hn::Half<D> dh;
+  const auto dup = [&](size_t h) {
+    const auto x = LoadVecN(dh, q[h < GH ? h : 0], head_dim);
+    return hn::Combine(d, x, x);
+  };
+  const auto q0 = dup(0), q1 = dup(1), q2 = dup(2), q3 = dup(3), vscale = hn::Set(d, scale);
+  const size_t n8 = nb - nb % 8;
+  float sc[KP] = {};
+  float* sj[4] = {};
+  size_t j = 0;
+  for (; j < n8; j += KP) {
+    const bool half = n8 - j < KP;  // GH 1 only: n8 - j is a multiple of 8
+    for (size_t t = 0; Format::kScaled && t < (half ? 8 : KP); ++t) sc[t] = k.Scale(j + t);
+    for (size_t h = 0; h < GH; ++h) sj[h] = s[h] + j;
+    ListedKeys<Format, KP> keys;
+    k.Rows(j, half ? 8 : KP, keys.r);
+    ScorePairsPass<Format, GH>(d, q0, q1, q2, q3, keys, sc, head_dim, vscale, half, sj);
+    if (half) j -= 8;
+  }
+  for (; j < nb; ++j) {
+    const unsigned char* row = k.Row(j);
+    const float row_scale = Format::kScaled ? k.Scale(j) : 0.0f;
+    for (size_t h = 0; h < GH; ++h) s[h][j] = RowDot<Format>(dh, q[h], row, head_dim, row_scale) * scale;
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+
 // Scores of GH (1, 2 or 4) query heads (q[h], into s[h]) against the tile's keys [0, nb) of k, times scale. Eight
 // keys' worth of slots at a time, one accumulator vector per (head, key) slot, reduced together by Reduce8; the
 // tile's last nb % 8 keys by RowDot (Dot's arithmetic), as are all keys on one-lane targets.
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
                              float scale, float* const* s) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (DecodeOnHalves<D>()) {
+    if (2 * head_dim <= hn::Lanes(d)) return DecodeScoresPaired<Format, GH>(d, q, k, head_dim, nb, scale, s);
+  }
+#endif
   size_t j = 0;
 #if HWY_TARGET != HWY_SCALAR
   constexpr size_t KK = 8 / GH;  // keys per pass
