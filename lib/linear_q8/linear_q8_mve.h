@@ -63,7 +63,7 @@ inline void LinearQ8Mve(const internal::LinearQ8Problem& p) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
   const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
-    internal::Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups, ws.x_sums + r * groups);
+    internal::Q8QuantizeRowScalar(p.x + r * in, in, gs, ws.qx + r * in, ws.sx + r * groups);
   }
   for (size_t r = 0; r < p.rows; ++r) {
     for (size_t o = p.o_begin; o < p.o_end; o += 4) LinearQ8Block(p, ws, r, o, p.o_end - o < 4 ? p.o_end - o : 4);
