@@ -67,16 +67,10 @@ HWY_INLINE int32_t Q8DotPortable(const int8_t* HWY_RESTRICT a, const int8_t* HWY
   return sum;
 }
 
-// One group's exact sum: on the one-lane targets of a core with the DSP extension (Cortex-M4, M7, where Highway has
-// no vector target) SMLAD, two 16-bit products per instruction (1.8x fewer instructions than the one-lane loop,
-// docs/performance.md); Highway's int16 vectors elsewhere. The sums are exact either way: the same bits.
-HWY_INLINE int32_t Q8GroupDotSimd(const int8_t* HWY_RESTRICT a, const int8_t* HWY_RESTRICT b, size_t n) {
-#if EDGEATTN_DSP && (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128)
-  return dsp::DotS8Dsp(a, b, n);
-#else
-  return Q8DotPortable(a, b, n);
-#endif
-}
+// One-lane targets of a core with the DSP extension (Cortex-M4, M7, where Highway has no vector target): the block
+// layout below buys nothing on one lane and costs a trip through memory per (output, group), so ACT_Q8 runs the
+// scalar path's loop with SMLAD group sums (two 16-bit products per instruction). The sums are exact: the same bits.
+#define EDGEATTN_LINEAR_Q8_DSP_LOOP (EDGEATTN_DSP && (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128))
 
 // The portable sums kernel: one group dot per (row, group, output).
 HWY_INLINE void Q8SumsPortable(const internal::Q8SumsBlock& b) {
@@ -86,7 +80,7 @@ HWY_INLINE void Q8SumsPortable(const internal::Q8SumsBlock& b) {
       int32_t* s = b.s + (r * internal::kQ8BlockGroups + j) * internal::kQ8BlockOutputs;
       const int8_t* x = b.x + r * b.x_stride + j * b.group_size;
       for (size_t k = 0; k < b.outputs; ++k)
-        s[k] = Q8GroupDotSimd(x, b.w + k * b.w_stride + j * b.group_size, b.group_size);
+        s[k] = Q8DotPortable(x, b.w + k * b.w_stride + j * b.group_size, b.group_size);
     }
   }
 }
@@ -175,6 +169,10 @@ HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8W
 // ACT_Q8: quantise every row of x, then the blocks: per block of outputs and groups the scales and the weights
 // (in the kernel's layout) once, per block of rows the sums and the finish.
 inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
+#if EDGEATTN_LINEAR_Q8_DSP_LOOP
+  internal::LinearQ8Loop(p, dsp::DotS8Dsp);
+  return;
+#endif
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
   const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {

@@ -69,8 +69,9 @@ inline float Q8FinishStep(float acc, int32_t s, float scale, float sx) {
   return acc + (static_cast<float>(s) * scale) * sx;
 }
 
-// ACT_Q8, the contract's loop per output.
-inline void LinearQ8Scalar(const LinearQ8Problem& p) {
+// ACT_Q8, the contract's loop per output, with `dot` for each group's exact sum (any exact dot gives the same bits).
+template <class GroupDot>
+inline void LinearQ8Loop(const LinearQ8Problem& p, GroupDot dot) {
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs, out = p.w.out_features;
   const Q8Workspace ws = CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
@@ -80,13 +81,15 @@ inline void LinearQ8Scalar(const LinearQ8Problem& p) {
     for (size_t o = p.o_begin; o < p.o_end; ++o) {
       float acc = 0.0f;
       for (size_t g = 0; g < groups; ++g) {
-        const int32_t s = Q8GroupDot(ws.qx + r * in + g * gs, p.w.q + o * in + g * gs, gs);
+        const int32_t s = dot(ws.qx + r * in + g * gs, p.w.q + o * in + g * gs, gs);
         acc = Q8FinishStep(acc, s, p.w.scale[o * groups + g], ws.sx[r * groups + g]);
       }
       p.y[r * out + o] = p.bias != nullptr ? acc + p.bias[o] : acc;
     }
   }
 }
+
+inline void LinearQ8Scalar(const LinearQ8Problem& p) { LinearQ8Loop(p, Q8GroupDot); }
 
 // ACT_F32: per group a float dot of x with the int8 values, scaled into the row's sum; the bias last.
 inline void LinearQ8F32Scalar(const LinearQ8Problem& p) {
