@@ -189,8 +189,8 @@ TEST_P(LinearQ8Test, ActQ8ModelShapes) {
   CheckRandomShape(IsScalarPath(), rng, 1, 288, 768, 32, false, 0);  // TinyStories-15M's FFN, decode
   CheckRandomShape(IsScalarPath(), rng, 6, 512, 64, 64, true, 1);
   CheckRandomShape(IsScalarPath(), rng, 2, 1024, 40, 1024, false, 5);
-  // A row wider than the workspace panel's 8 KiB of 16-bit pairs (the Cortex-M4/M7 SMLAD loop then sign-extends
-  // x per group instead of once per row), group 18: four words and a 2-byte tail each.
+  // A row of more than 4096 inputs (wider than the blocks' panel of 16 outputs x 512 bytes), group 18: four words
+  // and a 2-byte tail each, for the word-wise dots (SMLAD, dotprod, VNNI) and their tails.
   CheckRandomShape(IsScalarPath(), rng, 2, 4104, 3, 18, true, 7);
 }
 
