@@ -189,8 +189,8 @@ TEST_P(LinearQ8Test, ActQ8ModelShapes) {
   CheckRandomShape(IsScalarPath(), rng, 1, 288, 768, 32, false, 0);  // TinyStories-15M's FFN, decode
   CheckRandomShape(IsScalarPath(), rng, 6, 512, 64, 64, true, 1);
   CheckRandomShape(IsScalarPath(), rng, 2, 1024, 40, 1024, false, 5);
-  // A row of more than 4096 inputs (wider than the blocks' panel of 16 outputs x 512 bytes), group 18: four words
-  // and a 2-byte tail each, for the word-wise dots (SMLAD, dotprod, VNNI) and their tails.
+  // A row of more than 4096 inputs in 228 groups of 18 (four words and a 2-byte tail each): the word-wise group
+  // dots (SMLAD, dotprod, VNNI) and their tails over many groups.
   CheckRandomShape(IsScalarPath(), rng, 2, 4104, 3, 18, true, 7);
 }
 
