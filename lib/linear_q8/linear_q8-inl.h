@@ -171,8 +171,7 @@ HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8W
 inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
 #if EDGEATTN_LINEAR_Q8_DSP_LOOP
   internal::LinearQ8Loop(p, dsp::DotS8Dsp);
-  return;
-#endif
+#else
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
   const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
   for (size_t r = 0; r < p.rows; ++r) {
@@ -205,6 +204,7 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
       }
     }
   }
+#endif
 }
 
 // ACT_F32 for outputs o .. o + 3 of one row (w0..w3 repeat the last row where fewer are left): per group one
