@@ -64,6 +64,11 @@ rm -rf "$logs"
 mkdir -p "$logs" build/ctest-junit
 # Two cores: each build and each nested build of a test (flag matrix, consumers) uses two jobs.
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+# ccache keys an object on its command line, which holds this checkout's absolute paths. CCACHE_BASEDIR makes them
+# relative, so a clone at another path (a CI runner's fresh workspace, a developer's tree) is served the objects
+# another clone compiled from the same sources; NOHASHDIR keeps the working directory out of the key as well (it
+# only names the compilation directory in debug info). Either can be set by the caller.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 if command -v ccache >/dev/null; then ccache --zero-stats >/dev/null; fi
 
 # step NAME COMMAND...: runs COMMAND with its output in the step's log; prints the log, then one line with the
