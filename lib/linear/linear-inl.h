@@ -242,16 +242,61 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
   sums[3] = hn::GetLane(hn::SumOfLanes(d, hn::Add(a3, b3)));
 }
 
-// y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Outputs go four at
-// a time; the last group repeats its last row of W (and discards those sums), so every group runs the same
-// sixteen-chain kernel. Rows go four at a time, the rest one at a time. Each output's sums depend only on its
-// own row of W and the row of x, never on which outputs share its group: a part writes the single call's bits.
+// One row of x against eight rows of W (decode: rows < 4), one FMA chain per output; eight chains hide the FMA
+// latency. Why eight rows and not four: a decode step reads each weight once, from DRAM in a model, and this
+// x86 core streams eight rows side by side far better than four (8-12 GB/s with four rows of 768 floats, 17-23
+// with eight; docs/performance.md, "Streaming the weights"). The rows are contiguous: w + k * in.
+template <class D>
+HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, float sums[8]) {
+  const size_t N = hn::Lanes(d);
+  const float* w4 = w + 4 * in;
+  auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  size_t i = 0;
+  for (; i + N <= in; i += N) {
+    const auto u = hn::LoadU(d, x + i);
+    a0 = hn::MulAdd(u, hn::LoadU(d, w + i), a0), a1 = hn::MulAdd(u, hn::LoadU(d, w + in + i), a1);
+    a2 = hn::MulAdd(u, hn::LoadU(d, w + 2 * in + i), a2), a3 = hn::MulAdd(u, hn::LoadU(d, w + 3 * in + i), a3);
+    a4 = hn::MulAdd(u, hn::LoadU(d, w4 + i), a4), a5 = hn::MulAdd(u, hn::LoadU(d, w4 + in + i), a5);
+    a6 = hn::MulAdd(u, hn::LoadU(d, w4 + 2 * in + i), a6), a7 = hn::MulAdd(u, hn::LoadU(d, w4 + 3 * in + i), a7);
+  }
+  if (i < in) {
+    const size_t rest = in - i;
+    const auto u = LoadTail(d, x + i, rest);
+    a0 = hn::MulAdd(u, LoadTail(d, w + i, rest), a0), a1 = hn::MulAdd(u, LoadTail(d, w + in + i, rest), a1);
+    a2 = hn::MulAdd(u, LoadTail(d, w + 2 * in + i, rest), a2);
+    a3 = hn::MulAdd(u, LoadTail(d, w + 3 * in + i, rest), a3);
+    a4 = hn::MulAdd(u, LoadTail(d, w4 + i, rest), a4), a5 = hn::MulAdd(u, LoadTail(d, w4 + in + i, rest), a5);
+    a6 = hn::MulAdd(u, LoadTail(d, w4 + 2 * in + i, rest), a6);
+    a7 = hn::MulAdd(u, LoadTail(d, w4 + 3 * in + i, rest), a7);
+  }
+  sums[0] = hn::GetLane(hn::SumOfLanes(d, a0)), sums[1] = hn::GetLane(hn::SumOfLanes(d, a1));
+  sums[2] = hn::GetLane(hn::SumOfLanes(d, a2)), sums[3] = hn::GetLane(hn::SumOfLanes(d, a3));
+  sums[4] = hn::GetLane(hn::SumOfLanes(d, a4)), sums[5] = hn::GetLane(hn::SumOfLanes(d, a5));
+  sums[6] = hn::GetLane(hn::SumOfLanes(d, a6)), sums[7] = hn::GetLane(hn::SumOfLanes(d, a7));
+}
+
+// y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Calls of fewer than
+// four rows take outputs eight at a time first. Then outputs go four at a time; the last group repeats its last
+// row of W (and discards those sums), so every group runs the same sixteen-chain kernel. Rows go four at a time,
+// the rest one at a time. Each output's sums depend only on its own row of W, the row of x and which kernel ran
+// it, never on which outputs share its block; parts begin and end at multiples of 16 outputs (or at the end), so
+// the blocks of eight fall where the single call's do, and a part writes the single call's bits.
 inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                                  const float* HWY_RESTRICT bias, size_t out, size_t o_begin, size_t o_end,
                                  float* HWY_RESTRICT y) {
   const hn::ScalableTag<float> d;
   const size_t block_rows = rows / 4 * 4;
-  for (size_t o = o_begin; o < o_end; o += 4) {
+  size_t o = o_begin;
+  if (block_rows == 0) {
+    for (; o + 8 <= o_end; o += 8) {
+      float sums[8];
+      for (size_t r = 0; r < rows; ++r) {
+        LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, sums);
+        for (size_t j = 0; j < 8; ++j) y[r * out + o + j] = bias != nullptr ? bias[o + j] + sums[j] : sums[j];
+      }
+    }
+  }
+  for (; o < o_end; o += 4) {
     const size_t count = o_end - o < 4 ? o_end - o : 4;
     const float* w0 = w + o * in;
     const float* w1 = w + (o + (count > 1 ? 1 : 0)) * in;
