@@ -359,6 +359,12 @@ def model_rows(results, lim, caches):
                              (row["tokens_per_s"] / row["naive_tokens_per_s"]
                               if row.get("tokens_per_s") and row.get("naive_tokens_per_s") else None))
         rows.append(row)
+    # Q8 weights over the same case with float weights (the same run; the processes are timed apart, unpaired).
+    by_case = {r["case"]: r for r in rows}
+    for row in rows:
+        f32 = by_case.get(row["case"].replace("/q8/", "/f32/")) if "/q8/" in row["case"] else None
+        row["over_f32_weights"] = (row["tokens_per_s"] / f32["tokens_per_s"]
+                                   if f32 and row.get("tokens_per_s") and f32.get("tokens_per_s") else None)
     return rows
 
 
@@ -367,12 +373,14 @@ def print_model_table(rows):
     if not rows:
         return 0
     num = lambda v: f"{v:,.0f}" if v else "-"  # noqa: E731
-    table = [["model case", "tok/s", "limit tok/s", "% of limit", "naive tok/s", "edgeattn/naive", "over 1 thread"]]
+    table = [["model case", "tok/s", "limit tok/s", "% of limit", "naive tok/s", "edgeattn/naive", "over 1 thread",
+              "q8/f32 weights"]]
     ratio = lambda v: f"{v:.2f}x" if v else "-"  # noqa: E731
     for r in rows:
         pct = f"{r['percent_of_limit']:.0f}% {r['limit']}" if r.get("percent_of_limit") else "-"
         table.append([r["case"], num(r.get("tokens_per_s")), num(r.get("limit_tokens_per_s")), pct,
-                      num(r.get("naive_tokens_per_s")), ratio(r["over_naive"]), ratio(r["over_one_thread"])])
+                      num(r.get("naive_tokens_per_s")), ratio(r["over_naive"]), ratio(r["over_one_thread"]),
+                      ratio(r.get("over_f32_weights"))])
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print("\nwhole models (bench/model_bench.cc; limit: decode bytes per token over the bandwidth of the level that "
           "holds weights and KV, prefill flops over the FMA peak):")

@@ -225,6 +225,9 @@ def check_models(failures):
         for aggregate in ("min", "median"):
             bench.append(entry(f"{case}/simd", aggregate, us, bytes=224 * per_token, elements=224.0, flops=1.0))
     prefill2 = "model/3M/f32/kv=f32/j=2,prefill"
+    small_q8 = small.replace("/f32/", "/q8/", 1)
+    for aggregate in ("min", "median"):  # a quarter of the bytes, 2.5 times the float weights' tokens/s
+        bench.append(entry(f"{small_q8}/simd", aggregate, 8000.0, bytes=224 * 0.75 * mib, elements=224.0, flops=1.0))
     for aggregate in ("min", "median"):
         bench.append(entry(f"{prefill}/simd", aggregate, 400.0, bytes=1.0, elements=32.0, flops=1e8))
         bench.append(entry(f"{prefill2}/simd", aggregate, 250.0, bytes=1.0, elements=32.0, flops=1e8))
@@ -248,6 +251,9 @@ def check_models(failures):
     check(failures, "2 threads over 1 (the paired ratio)", rows[prefill2]["over_one_thread"], 1.6)
     check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
     check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
+    check(failures, "q8 weights over f32 weights", rows[small_q8]["over_f32_weights"], 2.5)
+    if rows[small]["over_f32_weights"] is not None:
+        failures.append(f"{small}: a q8/f32 ratio on a float-weights case")
     for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):
         if rows[case]["limit"] != level:
             failures.append(f"{case}: limit {rows[case]['limit']}, expected {level}")
