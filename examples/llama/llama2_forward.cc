@@ -13,6 +13,15 @@ namespace {
 
 constexpr float kRmsEps = 1e-5f;  // llama2.c's
 
+// For the threaded branches (ProjectInParts, AttendInParts): their jobs hold per-worker arrays of kMaxWorkers
+// entries, which would otherwise sit in the caller's frame on every call, threads or not (1,120 bytes in
+// Attend on the Cortex-M7, where nothing is split).
+#if defined(__GNUC__)
+#define LLAMA2_NOINLINE __attribute__((noinline))
+#else
+#define LLAMA2_NOINLINE
+#endif
+
 // The edgeattn entry points the forward pass calls, one table per Options::kernels.
 struct KernelTable {
   decltype(&edgeattn::RmsNorm) rms_norm;
@@ -118,8 +127,8 @@ void RunLinearPart(void* job_pointer, size_t part, size_t worker) {
   }
 }
 
-Status ProjectInParts(Model* m, const float* x, size_t rows, const Projection* projections, size_t count,
-                      const size_t* first_part, size_t layer) {
+LLAMA2_NOINLINE Status ProjectInParts(Model* m, const float* x, size_t rows, const Projection* projections,
+                                      size_t count, const size_t* first_part, size_t layer) {
   LinearJob job{m, x, rows, projections, count, {}, {}, {}};
   for (size_t j = 0; j <= count; ++j) job.first_part[j] = first_part[j];
   m->parallel.run(m->parallel.pool, RunLinearPart, &job, first_part[count]);
@@ -165,15 +174,9 @@ void RunAttentionPart(void* job_pointer, size_t part, size_t worker) {
   if (s != edgeattn::Status::kOk && job->status[worker] == edgeattn::Status::kOk) job->status[worker] = s;
 }
 
-Status Attend(Model* m, size_t layer, size_t n) {
-  const Config& c = m->config;
-  const edgeattn::AttentionDesc d = internal::AttentionShape(c, n, 0);
-  const edgeattn::KvCache& cache = m->caches[layer];
-  // Split only work worth a thread's wake-up (Options::min_split_work); the bits are the same either way.
-  if (!Split(m, 2 * n * c.n_heads * c.head_dim * cache.length())) {
-    return Check(m, Calls(m).attention_cached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),
-                 "attention", layer);
-  }
+// The split branch of Attend.
+LLAMA2_NOINLINE Status AttendInParts(Model* m, const edgeattn::AttentionDesc& d, const edgeattn::KvCache& cache,
+                                     size_t layer) {
   const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
   const size_t shared = edgeattn::AttentionCachedSharedSize(d, cache);
   if (shared > m->shared_bytes) {
@@ -191,6 +194,18 @@ Status Attend(Model* m, size_t layer, size_t n) {
   }
   return Check(m, edgeattn::AttentionCachedFinish(d, cache, m->shared, m->shared_bytes, m->attended),
                "attention finish", layer);
+}
+
+Status Attend(Model* m, size_t layer, size_t n) {
+  const Config& c = m->config;
+  const edgeattn::AttentionDesc d = internal::AttentionShape(c, n, 0);
+  const edgeattn::KvCache& cache = m->caches[layer];
+  // Split only work worth a thread's wake-up (Options::min_split_work); the bits are the same either way.
+  if (!Split(m, 2 * n * c.n_heads * c.head_dim * cache.length())) {
+    return Check(m, Calls(m).attention_cached(d, m->q, cache, m->attended, m->workspaces, m->workspace_bytes),
+                 "attention", layer);
+  }
+  return AttendInParts(m, d, cache, layer);
 }
 
 // RoPE on n rows of `heads` heads at first_position: from the table when the options ask for one.
