@@ -237,6 +237,42 @@ HWY_INLINE void LinearQ8F32Block1x4(D d, const float* HWY_RESTRICT x, const inte
   sums[2] = hn::GetLane(hn::SumOfLanes(d, acc2)), sums[3] = hn::GetLane(hn::SumOfLanes(d, acc3));
 }
 
+// ACT_F32 for outputs o .. o + 7 of one row, each output summed exactly as LinearQ8F32Block1x4 sums it (the same
+// bits). Eight rows of W side by side: a decode reads them once, from DRAM in a model, and this x86 core streams
+// eight rows far better than four (docs/performance.md, "Streaming the weights").
+template <class D>
+HWY_INLINE void LinearQ8F32Block1x8(D d, const float* HWY_RESTRICT x, const internal::LinearQ8Problem& p, size_t o,
+                                    float sums[8]) {
+  const size_t N = hn::Lanes(d), in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
+  const int8_t* w = p.w.q + o * in;
+  const int8_t* w4 = w + 4 * in;
+  const float* s = p.w.scale + o * groups;
+  auto acc0 = hn::Zero(d), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0, acc6 = acc0, acc7 = acc0;
+  for (size_t g = 0; g < groups; ++g) {
+    auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (size_t i = g * gs; i < (g + 1) * gs; i += N) {
+      const auto xv = hn::LoadU(d, x + i);
+      a0 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + i), a0), a1 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + in + i), a1);
+      a2 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + 2 * in + i), a2);
+      a3 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + 3 * in + i), a3);
+      a4 = hn::MulAdd(xv, LoadQ8AsFloat(d, w4 + i), a4), a5 = hn::MulAdd(xv, LoadQ8AsFloat(d, w4 + in + i), a5);
+      a6 = hn::MulAdd(xv, LoadQ8AsFloat(d, w4 + 2 * in + i), a6);
+      a7 = hn::MulAdd(xv, LoadQ8AsFloat(d, w4 + 3 * in + i), a7);
+    }
+    acc0 = hn::MulAdd(a0, hn::Set(d, s[g]), acc0), acc1 = hn::MulAdd(a1, hn::Set(d, s[groups + g]), acc1);
+    acc2 = hn::MulAdd(a2, hn::Set(d, s[2 * groups + g]), acc2);
+    acc3 = hn::MulAdd(a3, hn::Set(d, s[3 * groups + g]), acc3);
+    acc4 = hn::MulAdd(a4, hn::Set(d, s[4 * groups + g]), acc4);
+    acc5 = hn::MulAdd(a5, hn::Set(d, s[5 * groups + g]), acc5);
+    acc6 = hn::MulAdd(a6, hn::Set(d, s[6 * groups + g]), acc6);
+    acc7 = hn::MulAdd(a7, hn::Set(d, s[7 * groups + g]), acc7);
+  }
+  sums[0] = hn::GetLane(hn::SumOfLanes(d, acc0)), sums[1] = hn::GetLane(hn::SumOfLanes(d, acc1));
+  sums[2] = hn::GetLane(hn::SumOfLanes(d, acc2)), sums[3] = hn::GetLane(hn::SumOfLanes(d, acc3));
+  sums[4] = hn::GetLane(hn::SumOfLanes(d, acc4)), sums[5] = hn::GetLane(hn::SumOfLanes(d, acc5));
+  sums[6] = hn::GetLane(hn::SumOfLanes(d, acc6)), sums[7] = hn::GetLane(hn::SumOfLanes(d, acc7));
+}
+
 inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) {
   const hn::ScalableTag<float> d;
   if (p.w.group_size % hn::Lanes(d) != 0) {
@@ -245,7 +281,13 @@ inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) {
   }
   const size_t in = p.w.in_features, out = p.w.out_features;
   for (size_t r = 0; r < p.rows; ++r) {
-    for (size_t o = p.o_begin; o < p.o_end; o += 4) {
+    size_t o = p.o_begin;
+    for (; o + 8 <= p.o_end; o += 8) {
+      float sums[8];
+      LinearQ8F32Block1x8(d, p.x + r * in, p, o, sums);
+      for (size_t k = 0; k < 8; ++k) p.y[r * out + o + k] = p.bias != nullptr ? sums[k] + p.bias[o + k] : sums[k];
+    }
+    for (; o < p.o_end; o += 4) {
       const size_t count = p.o_end - o < 4 ? p.o_end - o : 4;
       float sums[4];
       LinearQ8F32Block1x4(d, p.x + r * in, p, o, count, sums);
