@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "hwy/highway.h"
+#include "lib/common/prefetch-inl.h"
 #include "lib/common/simd_tail-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -246,13 +247,16 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
 // latency. Why eight rows and not four: a decode step reads each weight once, from DRAM in a model, and this
 // x86 core streams eight rows side by side far better than four (8-12 GB/s with four rows of 768 floats, 17-23
 // with eight; docs/performance.md, "Streaming the weights"). The rows are contiguous: w + k * in.
+// `next`: the next eight rows (8 * in floats), fetched ahead (lib/common/prefetch-inl.h), or null.
 template <class D>
-HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, float sums[8]) {
+HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, const float* next,
+                                         float sums[8]) {
   const size_t N = hn::Lanes(d);
   const float* w4 = w + 4 * in;
   auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   size_t i = 0;
   for (; i + N <= in; i += N) {
+    if (next != nullptr) PrefetchBytes(next, 32 * i, 32 * (i + N));  // what this step reads of these rows
     const auto u = hn::LoadU(d, x + i);
     a0 = hn::MulAdd(u, hn::LoadU(d, w + i), a0), a1 = hn::MulAdd(u, hn::LoadU(d, w + in + i), a1);
     a2 = hn::MulAdd(u, hn::LoadU(d, w + 2 * in + i), a2), a3 = hn::MulAdd(u, hn::LoadU(d, w + 3 * in + i), a3);
@@ -290,8 +294,9 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
   if (block_rows == 0) {
     for (; o + 8 <= o_end; o += 8) {
       float sums[8];
+      const float* next = PrefetchesNextRows(32 * in) && o + 16 <= o_end ? w + (o + 8) * in : nullptr;
       for (size_t r = 0; r < rows; ++r) {
-        LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, sums);
+        LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, r == 0 ? next : nullptr, sums);
         for (size_t j = 0; j < 8; ++j) y[r * out + o + j] = bias != nullptr ? bias[o + j] + sums[j] : sums[j];
       }
     }

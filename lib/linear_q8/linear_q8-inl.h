@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "hwy/highway.h"
+#include "lib/common/prefetch-inl.h"
 #include "lib/common/q8_dot_dsp.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
@@ -248,8 +249,10 @@ HWY_INLINE void LinearQ8F32Block1x8(D d, const float* HWY_RESTRICT x, const inte
   const int8_t* w4 = w + 4 * in;
   const float* s = p.w.scale + o * groups;
   auto acc0 = hn::Zero(d), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0, acc6 = acc0, acc7 = acc0;
+  const int8_t* next = PrefetchesNextRows(8 * in) && o + 16 <= p.o_end ? w + 8 * in : nullptr;
   for (size_t g = 0; g < groups; ++g) {
     auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    if (next != nullptr) PrefetchBytes(next, g * gs * 8, (g + 1) * gs * 8);  // what this group reads of these rows
     for (size_t i = g * gs; i < (g + 1) * gs; i += N) {
       const auto xv = hn::LoadU(d, x + i);
       a0 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + i), a0), a1 = hn::MulAdd(xv, LoadQ8AsFloat(d, w + in + i), a1);

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// When a decode kernel asks for the next block of weight rows ahead of time.
+//
+// A decode step reads each weight once, from DRAM in a model, several rows of W side by side. Rows of a small
+// model are short (a 768-input int8 row is 12 cache lines), too short for this x86 core's hardware prefetchers to
+// lock on to before each row ends: int8 768 x 768 read eight rows at a time ran at 8 GB/s of a 23 GB/s DRAM. The
+// rows of a block are contiguous, and so is the next block, so a kernel can request the next block's lines in
+// address order while it computes this one: 1.1-2.3x on such shapes. The lead time is one block; blocks up to
+// 12 KB gained, blocks of 16-32 KB lost (0.7-0.9x: the lines arrive too early for the 32 KB L1 and evict the
+// block in use), and their long rows stream well without help. docs/performance.md, "Streaming the weights".
+// Prefetches are hints (they never fault) and the kernels keep them inside W. Off on one-lane targets (the
+// microcontrollers) and on Arm, where this was not measured.
+
+#if defined(EDGEATTN_LIB_COMMON_PREFETCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_COMMON_PREFETCH_INL_H_
+#undef EDGEATTN_LIB_COMMON_PREFETCH_INL_H_
+#else
+#define EDGEATTN_LIB_COMMON_PREFETCH_INL_H_
+#endif
+
+#include <stddef.h>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace edgeattn {
+namespace HWY_NAMESPACE {
+
+// Whether a kernel whose blocks of rows span block_bytes should fetch the next block ahead.
+HWY_INLINE bool PrefetchesNextRows(size_t block_bytes) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  return block_bytes <= 12288;
+#else
+  (void)block_bytes;
+  return false;
+#endif
+}
+
+// Requests bytes [from, to) of `next` (to <= next's length), a 64-byte line at a time.
+HWY_INLINE void PrefetchBytes(const void* next, size_t from, size_t to) {
+  const unsigned char* p = static_cast<const unsigned char*>(next);
+  for (size_t j = from; j < to; j += 64) hwy::Prefetch(p + j);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace edgeattn
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle
