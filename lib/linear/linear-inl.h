@@ -249,14 +249,14 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
 // with eight; docs/performance.md, "Streaming the weights"). The rows are contiguous: w + k * in.
 // `next`: the next eight rows (8 * in floats), fetched ahead (lib/common/prefetch-inl.h), or null.
 template <class D>
-HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, const float* next,
-                                         float sums[8]) {
+HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, Ahead ahead,
+                                         const float* next, float sums[8]) {
   const size_t N = hn::Lanes(d);
   const float* w4 = w + 4 * in;
   auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   size_t i = 0;
   for (; i + N <= in; i += N) {
-    if (next != nullptr) PrefetchBytes(next, 32 * i, 32 * (i + N));  // what this step reads of these rows
+    if (next != nullptr) PrefetchBytes(ahead, next, 32 * i, 32 * (i + N));  // what this step reads of these rows
     const auto u = hn::LoadU(d, x + i);
     a0 = hn::MulAdd(u, hn::LoadU(d, w + i), a0), a1 = hn::MulAdd(u, hn::LoadU(d, w + in + i), a1);
     a2 = hn::MulAdd(u, hn::LoadU(d, w + 2 * in + i), a2), a3 = hn::MulAdd(u, hn::LoadU(d, w + 3 * in + i), a3);
@@ -280,23 +280,25 @@ HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_
 }
 
 // y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Calls of fewer than
-// four rows take outputs eight at a time first. Then outputs go four at a time; the last group repeats its last
-// row of W (and discards those sums), so every group runs the same sixteen-chain kernel. Rows go four at a time,
-// the rest one at a time. Each output's sums depend only on its own row of W, the row of x and which kernel ran
-// it, never on which outputs share its block; parts begin and end at multiples of 16 outputs (or at the end), so
-// the blocks of eight fall where the single call's do, and a part writes the single call's bits.
+// four rows, with rows of at least 128 inputs, take outputs eight at a time first. Then outputs go four at a time;
+// the last group repeats its last row of W (and discards those sums), so every group runs the same sixteen-chain
+// kernel. Rows go four at a time, the rest one at a time. Each output's sums depend only on its own row of W, the
+// row of x and which kernel ran it, never on which outputs share its block; parts begin and end at multiples of 16
+// outputs (or at the end), so the blocks of eight fall where the single call's do, and a part writes the single
+// call's bits.
 inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                                  const float* HWY_RESTRICT bias, size_t out, size_t o_begin, size_t o_end,
                                  float* HWY_RESTRICT y) {
   const hn::ScalableTag<float> d;
   const size_t block_rows = rows / 4 * 4;
   size_t o = o_begin;
-  if (block_rows == 0) {
+  if (block_rows == 0 && in >= 128) {  // rows under 512 bytes: the four-row kernel's two chains were faster
     for (; o + 8 <= o_end; o += 8) {
       float sums[8];
-      const float* next = PrefetchesNextRows(32 * in) && o + 16 <= o_end ? w + (o + 8) * in : nullptr;
+      const Ahead ahead = NextRowsAhead(32 * in);
+      const float* next = ahead != Ahead::kNone && o + 16 <= o_end ? w + (o + 8) * in : nullptr;
       for (size_t r = 0; r < rows; ++r) {
-        LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, r == 0 ? next : nullptr, sums);
+        LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, ahead, r == 0 ? next : nullptr, sums);
         for (size_t j = 0; j < 8; ++j) y[r * out + o + j] = bias != nullptr ? bias[o + j] + sums[j] : sums[j];
       }
     }

@@ -76,6 +76,11 @@ struct Q8SumsBlock {
   size_t y_stride;    // out_features
   const float* bias;  // at output o, where the block's groups end the row and a bias is given; else null
   bool first;         // g0 == 0: the accumulators start at zero
+  // Bytes of W a one-row kernel may request ahead while it runs, or null; only hints, inside W. Into L1 or L2 as
+  // lib/common/prefetch-inl.h's NextRowsAhead chose.
+  const int8_t* prefetch = nullptr;
+  size_t prefetch_bytes = 0;
+  bool prefetch_to_l1 = false;
 };
 
 // The scale tile element by element (kernels without a vector transpose).
