@@ -5,9 +5,8 @@
 // model are short (a 768-input int8 row is 12 cache lines), too short for this x86 core's hardware prefetchers to
 // lock on to before each row ends: int8 768 x 768 read eight rows at a time ran at 8 GB/s of a 23 GB/s DRAM. The
 // rows of a block are contiguous, and so is the next block, so a kernel can request the next block's lines in
-// address order while it computes this one: 1.1-2.3x on such shapes. The lead time is one block; blocks up to
-// 12 KB gained, blocks of 16-32 KB lost (0.7-0.9x: the lines arrive too early for the 32 KB L1 and evict the
-// block in use), and their long rows stream well without help. docs/performance.md, "Streaming the weights".
+// address order while it computes this one: 1.1-2.3x on such shapes (docs/performance.md, "Streaming the
+// weights"). The lead time is one block.
 // Prefetches are hints (they never fault) and the kernels keep them inside W. Off on one-lane targets (the
 // microcontrollers) and on Arm, where this was not measured.
 
@@ -27,15 +26,16 @@ HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 
-// How a kernel whose blocks of rows span block_bytes fetches the next block: not at all (kNone), into L1 (kL1:
-// blocks under 4 KB, where one block's compute is too short a lead for L2's latency), or into L2 (kL2: up to 12 KB;
-// into L1 there the requests held the L1 miss buffers the block in use needs, and ran 10-40% slower).
+// How a kernel that reads `rows` rows of row_bytes side by side fetches the next such block: not at all (kNone:
+// rows over 3 KB, long enough for the hardware prefetchers; fetching ahead lost 8-12% there), into L1 (kL1:
+// blocks under 4 KB, where one block's compute is too short a lead for L2's latency) or into L2 (kL2: into L1
+// the requests held the L1 miss buffers that the block in use needs, and ran 10-40% slower).
 enum class Ahead { kNone, kL1, kL2 };
-HWY_INLINE Ahead NextRowsAhead(size_t block_bytes) {
+HWY_INLINE Ahead NextRowsAhead(size_t row_bytes, size_t rows) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-  return block_bytes < 4096 ? Ahead::kL1 : block_bytes <= 12288 ? Ahead::kL2 : Ahead::kNone;
+  return row_bytes > 3072 ? Ahead::kNone : row_bytes * rows < 4096 ? Ahead::kL1 : Ahead::kL2;
 #else
-  (void)block_bytes;
+  (void)row_bytes, (void)rows;
   return Ahead::kNone;
 #endif
 }

@@ -188,7 +188,7 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
     const size_t count = p.o_end - o < kOut ? p.o_end - o : kOut;
     const size_t block_groups = internal::Q8BlockGroups(gs);
     // One row: the next block's 16 rows of W, requested in step with this block's (lib/common/prefetch-inl.h).
-    const Ahead ahead = p.rows == 1 && o + 2 * kOut <= p.o_end ? NextRowsAhead(kOut * in) : Ahead::kNone;
+    const Ahead ahead = p.rows == 1 && o + 2 * kOut <= p.o_end ? NextRowsAhead(in, kOut) : Ahead::kNone;
     const int8_t* next_rows = ahead != Ahead::kNone ? p.w.q + (o + kOut) * in : nullptr;
     for (size_t g0 = 0; g0 < groups; g0 += block_groups) {
       const size_t ng = groups - g0 < block_groups ? groups - g0 : block_groups;
@@ -257,7 +257,7 @@ HWY_INLINE void LinearQ8F32Block1x8(D d, const float* HWY_RESTRICT x, const inte
   const int8_t* w4 = w + 4 * in;
   const float* s = p.w.scale + o * groups;
   auto acc0 = hn::Zero(d), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0, acc5 = acc0, acc6 = acc0, acc7 = acc0;
-  const Ahead ahead = NextRowsAhead(8 * in);
+  const Ahead ahead = NextRowsAhead(in, 8);
   const int8_t* next = ahead != Ahead::kNone && o + 16 <= p.o_end ? w + 8 * in : nullptr;
   for (size_t g = 0; g < groups; ++g) {
     auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
