@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,41 @@ TEST_P(LinearQ8Test, ActQ8SpecialRows) {
   }
   ExpectFormulaBits(IsScalarPath(), x, rows, m, b.data(), 0);
   ExpectFormulaBits(IsScalarPath(), x, rows, m, nullptr, 7);
+}
+
+// Scales around what a vector unit that flushes subnormals can take (Helium's float steps run in MVE only where no
+// operand or result could be subnormal, else on the scalar FPU): rows of x scaled by 2^-90 (x's scales near 2^-95:
+// products with weight scales of 2^-51 are subnormal) and by 2^-40 (x's scales pass the row's test), a row with
+// one group scaled by 2^-100; blocks of four outputs with weight scales 2^-51 (the smallest the vector steps take),
+// 2^-100 (products with the 2^-40 row's are subnormal), a NaN with a payload (the scalar FPU keeps it; MVE would
+// return the default NaN) or one scale just below 2^-51. Group sizes 32 (unrolled group dots) and 20 (a tail).
+void CheckVectorFinishEdges(bool scalar_path, size_t gs) {
+  Rng rng;
+  const size_t rows = 4, in = 3 * gs, out = 22, groups = 3;
+  GuardedBuffer x(rows * in, 1), b(out, 2);
+  TestMatrix m(out, in, gs, 5);
+  FillRandom(rng, x, m);
+  for (size_t i = 0; i < out; ++i) b[i] = rng.Normal() * 0x1p-140f;  // a subnormal bias keeps a subnormal sum
+  for (size_t i = 0; i < in; ++i) {
+    x[1 * in + i] *= 0x1p-90f;
+    x[2 * in + i] *= 0x1p-40f;
+    if (i < gs) x[3 * in + i] *= 0x1p-100f;
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t o = 4; o < 8; ++o) m.scale[o * groups + g] = 0x1p-51f;
+    for (size_t o = 8; o < 12; ++o) m.scale[o * groups + g] = 0x1p-100f;
+  }
+  for (size_t o = 16; o < 20; ++o) m.scale[o * groups + 2] = 0x1p-51f;
+  m.scale[17 * groups + 2] = std::nextafter(0x1p-51f, 0.0f);
+  const uint32_t nan_bits = 0x7FC12345u;
+  std::memcpy(&m.scale[13 * groups + 1], &nan_bits, sizeof nan_bits);
+  ExpectFormulaBits(scalar_path, x, rows, m, b.data(), 0);
+  ExpectFormulaBits(scalar_path, x, rows, m, nullptr, 3);
+}
+
+TEST_P(LinearQ8Test, ActQ8ScalesAtTheVectorFinishEdges) {
+  CheckVectorFinishEdges(IsScalarPath(), 32);
+  CheckVectorFinishEdges(IsScalarPath(), 20);
 }
 
 // The same bits in every rounding mode the caller may set (the formula evaluated in that mode, its integer

@@ -2,8 +2,7 @@
 // The exact int8 dot products for Q8 groups (lib/common/q8_dot_dsp.h: SMLAD, Cortex-M4/M7/M55;
 // lib/common/q8_dot_mve.h: VMLADAVA.S8, Cortex-M55), called directly on the boards: exact sums against an int64
 // reference over every length to 3 vectors past the widest step, every misalignment, the extremes (-128 * -128),
-// and bytes of 127 right after each array, which a read past the end would add to the sum. Temporary: they become
-// the int8 dot of linear_q8's paths in phase 2 of issue 32.
+// and bytes of 127 right after each array, which a read past the end would add to the sum.
 #include <gtest/gtest.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,7 +51,24 @@ void CheckExactSums(DotS8 dot, const char* name) {
 
 #if EDGEATTN_DSP
 TEST(Q8DotTest, DspSumsAreExact) { CheckExactSums(edgeattn::dsp::DotS8Dsp, "dsp"); }
+
+// DotS8Dsp2's two rows, each checked as the second operand of a dot (the other row is a itself).
+int32_t Dsp2First(const int8_t* a, const int8_t* b, size_t n) {
+  int32_t s[2];
+  edgeattn::dsp::DotS8Dsp2(a, b, a, n, s);
+  return s[0];
+}
+int32_t Dsp2Second(const int8_t* a, const int8_t* b, size_t n) {
+  int32_t s[2];
+  edgeattn::dsp::DotS8Dsp2(a, a, b, n, s);
+  return s[1];
+}
+TEST(Q8DotTest, Dsp2SumsAreExact) {
+  CheckExactSums(Dsp2First, "dsp2 first row");
+  CheckExactSums(Dsp2Second, "dsp2 second row");
+}
 #else
+TEST(Q8DotTest, Dsp2SumsAreExact) { GTEST_SKIP() << "no DSP extension in this build"; }
 TEST(Q8DotTest, DspSumsAreExact) { GTEST_SKIP() << "no DSP extension in this build"; }
 #endif
 

@@ -36,9 +36,9 @@ inline int32_t DotS8Mve(const int8_t* a, const int8_t* b, size_t n) {
   return s0 + s1;
 }
 
-// s[k] = sum a[i] * b_k[i] for four rows b_k at once, each 16-byte load of a shared by four VMLADAVAs (a linear_q8
+// Lane k = sum a[i] * b_k[i] for four rows b_k at once, each 16-byte load of a shared by four VMLADAVAs (a linear_q8
 // group against four outputs' weights). Exact as DotS8Mve; the tail is predicated.
-inline void DotS8Mve4(const int8_t* a, const int8_t* const b[4], size_t n, int32_t s[4]) {
+inline int32x4_t DotS8Mve4(const int8_t* a, const int8_t* const b[4], size_t n) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -56,7 +56,7 @@ inline void DotS8Mve4(const int8_t* a, const int8_t* const b[4], size_t n, int32
     s2 = vmladavaq_p_s8(s2, av, vldrbq_z_s8(b[2] + i, p), p);
     s3 = vmladavaq_p_s8(s3, av, vldrbq_z_s8(b[3] + i, p), p);
   }
-  s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+  return vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
 }
 
 }  // namespace mve

@@ -27,8 +27,8 @@
 
 #include "hwy/highway.h"
 #include "lib/common/prefetch-inl.h"
-#include "lib/common/q8_dot_dsp.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/linear_q8/linear_q8_dsp.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
 #include "lib/linear_q8/linear_q8_scalar.h"
 #include "lib/linear_q8/q8_quantize-inl.h"
@@ -70,7 +70,8 @@ HWY_INLINE int32_t Q8DotPortable(const int8_t* HWY_RESTRICT a, const int8_t* HWY
 
 // One-lane targets of a core with the DSP extension (Cortex-M4, M7, where Highway has no vector target): the block
 // layout below buys nothing on one lane and costs a trip through memory per (output, group), so ACT_Q8 runs the
-// scalar path's loop with SMLAD group sums (two 16-bit products per instruction). The sums are exact: the same bits.
+// scalar path's loop with SMLAD group sums, two outputs per pass (linear_q8_dsp.h). The sums are exact: the same
+// bits.
 #define EDGEATTN_LINEAR_Q8_DSP_LOOP (EDGEATTN_DSP && (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128))
 
 // The portable sums kernel: one group dot per (row, group, output).
@@ -171,7 +172,7 @@ HWY_INLINE void Q8Finish(const internal::LinearQ8Problem& p, const internal::Q8W
 // (in the kernel's layout) once, per block of rows the sums and the finish.
 inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
 #if EDGEATTN_LINEAR_Q8_DSP_LOOP
-  internal::LinearQ8Loop(p, dsp::DotS8Dsp);
+  dsp::LinearQ8Dsp(p);
 #else
   const size_t in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
   const internal::Q8Workspace ws = internal::CarveQ8Workspace(p.workspace, p.rows, groups, gs);
