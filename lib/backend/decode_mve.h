@@ -8,11 +8,15 @@
 #ifndef EDGEATTN_LIB_BACKEND_DECODE_MVE_H_
 #define EDGEATTN_LIB_BACKEND_DECODE_MVE_H_
 
+#include <float.h>
 #include <stddef.h>
 
+#include "lib/common/float_util.h"
 #include "lib/common/mve.h"
 #include "lib/common/row_source.h"
+#include "lib/exp/exp_scalar.h"
 #include "lib/linear/linear_mve.h"
+#include "lib/softmax/softmax_mve.h"
 
 #if EDGEATTN_MVE_FLOAT
 namespace edgeattn {
@@ -100,6 +104,59 @@ __attribute__((noinline)) void DecodePvMve(const float* const* p, size_t n, cons
       PvColumnsMve<1>(p[h], n, v, out[h], c, rest, alpha[h], rescale);
     }
   }
+}
+
+// The largest of the n >= 1 scores in s, or NaN if one of them is not finite (decode-inl.h, DecodeTileMax). A
+// non-finite score is found by its bits: |x| as an unsigned integer at least infinity's (mve.h: no float comparison
+// decides a NaN lane); VMAXNM ignores NaN lanes, so the float max is only read when every lane was finite.
+inline float DecodeTileMaxMve(const float* s, size_t n) {
+  const float32x4_t lowest = vdupq_n_f32(-FLT_MAX);
+  const uint32x4_t magnitude_mask = vdupq_n_u32(0x7FFFFFFFu);
+  float32x4_t m = lowest;
+  uint32x4_t magnitude = vdupq_n_u32(0);
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const float32x4_t x = vldrwq_f32(s + j);
+    magnitude = vmaxq_u32(magnitude, vandq_u32(vreinterpretq_u32_f32(x), magnitude_mask));
+    m = vmaxnmq_f32(m, x);
+  }
+  if (j < n) {  // lanes past the scores load as +0: their magnitude is 0, and they keep m's lanes
+    const float32x4_t x = LoadTail(s + j, n - j);
+    magnitude = vmaxq_u32(magnitude, vandq_u32(vreinterpretq_u32_f32(x), magnitude_mask));
+    m = vpselq_f32(vmaxnmq_f32(m, x), m, FirstLanes(n - j));
+  }
+  if (vmaxvq_u32(0, magnitude) >= 0x7F800000u) return internal::kQuietNaN;
+  return vmaxnmvq_f32(-FLT_MAX, m);
+}
+
+// The online-softmax step of one head after a tile of nb finite scores s (decode-inl.h, DecodeSoftmaxStep, whose
+// contract this keeps): s becomes the weights e^(s - m_new) with the rounding of s - m_new folded in (softmax_mve.h,
+// ExpMinusMax), summed in four lanes and the lanes combined as SumLanes does; m and l updated; returns alpha =
+// e^(m_old - m_new) (0 on the first tile). MVE rounds to nearest whatever the caller's mode, so the exp's range
+// reduction is to nearest with or without kToNearest; alpha and l, one value each, stay on the scalar FPU as on
+// every path. Out of line: one copy, called once per head and tile.
+__attribute__((noinline)) inline float DecodeSoftmaxStepMve(float* s, size_t nb, float tile_max, bool first,
+                                                           float& m, float& l) {
+  const float m_new = tile_max > m ? tile_max : m;
+  const float alpha = first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
+  const float32x4_t neg_m = vdupq_n_f32(-m_new);
+  float32x4_t sum = vdupq_n_f32(0.0f);
+  size_t j = 0;
+  for (; j + kLanes <= nb; j += kLanes) {
+    const float32x4_t e = ExpMinusMax(vldrwq_f32(s + j), neg_m);
+    vstrwq_f32(s + j, e);
+    sum = vaddq_f32(sum, e);
+  }
+  if (j < nb) {  // lanes past the scores are -inf (the predicated load's zeros replaced): e^-inf = +0
+    const float32x4_t x = vpselq_f32(LoadTail(s + j, nb - j), vdupq_n_f32(-internal::kInfinity), FirstLanes(nb - j));
+    const float32x4_t e = ExpMinusMax(x, neg_m);
+    StoreTail(s + j, e, nb - j);
+    sum = vaddq_f32(sum, e);
+  }
+  const float tile_sum = SumLanes(sum);
+  l = first ? tile_sum : l * alpha + tile_sum;
+  m = m_new;
+  return alpha;
 }
 
 }  // namespace mve

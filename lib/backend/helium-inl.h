@@ -88,7 +88,7 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8Mve(
 
 inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8F32Mve(p); }
 
-// The decode path's scores and P·V on MVE for float rows. kFormatsInRegisters false: the KV cache converts a tile
+// The decode path's steps on MVE: scores, the tile's max, the online-softmax step and P·V for float rows. kFormatsInRegisters false: the KV cache converts a tile
 // of F16 or Q8 rows to floats first (its converted route), so every format's tiles reach these kernels; the other
 // formats' instantiations, which nothing calls then, stay Highway's.
 struct DecodeKernels : ::edgeattn::HWY_NAMESPACE::DecodeKernels {
@@ -103,6 +103,16 @@ struct DecodeKernels : ::edgeattn::HWY_NAMESPACE::DecodeKernels {
     } else {
       Highway::Scores<Format, GH>(d, q, k, head_dim, nb, scale, s);
     }
+  }
+  template <class D>
+  static float TileMax(D d, const float* s, size_t n) {
+    static_cast<void>(d);
+    return mve::DecodeTileMaxMve(s, n);
+  }
+  template <bool kToNearest = true, class D>
+  static float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+    static_cast<void>(d);
+    return mve::DecodeSoftmaxStepMve(s, nb, tile_max, first, m, l);
   }
   template <class Format, size_t GH, class D>
   static void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
