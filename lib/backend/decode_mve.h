@@ -10,7 +10,11 @@
 
 #include <float.h>
 #include <stddef.h>
+#include <string.h>
 
+#include <type_traits>
+
+#include "lib/backend/formats_mve.h"
 #include "lib/common/float_util.h"
 #include "lib/common/mve.h"
 #include "lib/common/row_source.h"
@@ -22,42 +26,83 @@
 namespace edgeattn {
 namespace mve {
 
-inline const float* FloatRow(const unsigned char* row) {
-  return static_cast<const float*>(static_cast<const void*>(row));  // rows of floats are 4-byte aligned
+// kKeys dot products of q_row with stored rows of n elements (the scales: Q8's, else unread): DotRowPtrs's
+// operations in its order on the rows' values (4-lane partial sums, one VFMA per vector, SumLanes), the query
+// vector loaded once for all of them. F32 rows take DotRowPtrs itself (post-indexed loads, linear_mve.h).
+template <class Fmt, size_t kKeys, bool kVector>
+inline void DotStoredRows(const float* q_row, const unsigned char* const* rows, const float* scales, size_t n,
+                          float* dots) {
+  if constexpr (std::is_same_v<Fmt, F32RowsMve>) {
+    const float* f[kKeys];
+    for (size_t k = 0; k < kKeys; ++k) f[k] = FloatRow(rows[k]);
+    return DotRowPtrs<kKeys>(q_row, f, n, dots);
+  }
+  float32x4_t acc[kKeys];
+  for (size_t k = 0; k < kKeys; ++k) acc[k] = vdupq_n_f32(0.0f);
+  size_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) {
+    const float32x4_t xv = vldrwq_f32(q_row + c);
+    for (size_t k = 0; k < kKeys; ++k) {
+      acc[k] = vfmaq_f32(acc[k], xv, Fmt::template Load<kVector>(rows[k], c, kLanes, scales[k]));
+    }
+  }
+  if (c < n) {
+    const float32x4_t xv = LoadTail(q_row + c, n - c);
+    for (size_t k = 0; k < kKeys; ++k) {
+      acc[k] = vfmaq_f32(acc[k], xv, Fmt::template Load<kVector>(rows[k], c, n - c, scales[k]));
+    }
+  }
+  for (size_t k = 0; k < kKeys; ++k) dots[k] = SumLanes(acc[k]);
 }
 
-// s[h][t] = (q[h] . k_t) * scale for t < nb and GH heads: kKeys keys per pass over a query row, so each query vector
-// load feeds kKeys VFMAs (DotRowPtrs, the linear kernel's). Four keys spill some of the pass's state (a 152-byte
-// frame, 96 with two keys) for 6% fewer instructions per decode step (docs/performance.md, step H1); the deepest
-// entry point is then 936 bytes of stack, within the 1 KiB the stack check bounds. Out of line, as DecodePvMve:
-// inlined, their registers grew the decode drivers' frames.
-template <size_t GH>
+// Rows t .. t + kKeys - 1 of k and their scales; returns whether all of them take vector loads.
+template <class Fmt, size_t kKeys>
+inline bool KeyRows(const internal::RowSource& k, size_t t, const unsigned char** rows, float* scales) {
+  bool vector = true;
+  for (size_t j = 0; j < kKeys; ++j) {
+    rows[j] = k.Row(t + j);
+    scales[j] = Fmt::kScaled ? k.Scale(t + j) : 0.0f;
+    vector = vector && Fmt::VectorLoads(scales[j]);
+  }
+  return vector;
+}
+
+// s[h][t] = (q[h] . k_t) * scale for kKeys keys from t and GH heads.
+template <class Fmt, size_t kKeys, size_t GH>
+inline void ScoresOfKeys(const float* const* q, const internal::RowSource& k, size_t t, size_t head_dim, float scale,
+                         float* const* s) {
+  const unsigned char* rows[kKeys];
+  float scales[kKeys];
+  float dots[kKeys];
+  const bool vector = KeyRows<Fmt, kKeys>(k, t, rows, scales);
+  for (size_t h = 0; h < GH; ++h) {
+    if (vector) {
+      DotStoredRows<Fmt, kKeys, true>(q[h], rows, scales, head_dim, dots);
+    } else {
+      DotStoredRows<Fmt, kKeys, false>(q[h], rows, scales, head_dim, dots);
+    }
+    for (size_t j = 0; j < kKeys; ++j) s[h][t + j] = dots[j] * scale;
+  }
+}
+
+// s[h][t] = (q[h] . k_t) * scale for t < nb and GH heads, k's rows in format Fmt (formats_mve.h): kKeys keys per pass
+// over a query row, so each query vector load feeds kKeys VFMAs. Four F32 keys spill some of the pass's state (a
+// 152-byte frame, 96 with two keys) for 6% fewer instructions per decode step (docs/performance.md, step H1); F16's
+// conversion needs registers of its own, so it takes two. Out of line, as DecodePvMve: inlined, their registers grew
+// the decode drivers' frames (the 1 KiB stack bound).
+template <class Fmt, size_t GH>
 __attribute__((noinline)) void DecodeScoresMve(const float* const* q, const internal::RowSource& k, size_t head_dim,
                                                size_t nb, float scale, float* const* s) {
-  constexpr size_t kKeys = 4;
-  const float* rows[kKeys];
-  float dots[kKeys];
+  constexpr size_t kKeys = Fmt::kKeysPerPass;
   size_t t = 0;
-  for (; t + kKeys <= nb; t += kKeys) {
-    for (size_t j = 0; j < kKeys; ++j) rows[j] = FloatRow(k.Row(t + j));
-    for (size_t h = 0; h < GH; ++h) {
-      DotRowPtrs<kKeys>(q[h], rows, head_dim, dots);
-      for (size_t j = 0; j < kKeys; ++j) s[h][t + j] = dots[j] * scale;
-    }
-  }
-  for (; t < nb; ++t) {
-    rows[0] = FloatRow(k.Row(t));
-    for (size_t h = 0; h < GH; ++h) {
-      DotRowPtrs<1>(q[h], rows, head_dim, dots);
-      s[h][t] = dots[0] * scale;
-    }
-  }
+  for (; t + kKeys <= nb; t += kKeys) ScoresOfKeys<Fmt, kKeys, GH>(q, k, t, head_dim, scale, s);
+  for (; t < nb; ++t) ScoresOfKeys<Fmt, 1, GH>(q, k, t, head_dim, scale, s);
 }
 
 // Columns [c, c + lanes_total) of one head's output, (kVectors - 1) kLanes < lanes_total <= kVectors kLanes, in
-// kVectors accumulators (the last predicated when short): per V row j
-// (in order, through the ring's two runs) acc += p[j] v_j, then out = out alpha + acc (a later tile) or acc.
-template <size_t kVectors>
+// kVectors accumulators (the last predicated when short): per V row j (in order, through the ring's two runs; rows
+// in format Fmt) acc += p[j] v_j, then out = out alpha + acc (a later tile) or acc.
+template <class Fmt, size_t kVectors>
 inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v, float* out, size_t c,
                          size_t lanes_total, float alpha, bool rescale) {
   float32x4_t acc[kVectors];
@@ -65,12 +110,17 @@ inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
   const size_t wrap = v.Wrap(n);
   for (size_t run = 0; run < 2; ++run) {
     const size_t begin = run == 0 ? 0 : wrap, end = run == 0 ? wrap : n;
-    const unsigned char* row = (run == 0 ? v.Row(0) : v.base) + c * sizeof(float);
+    const unsigned char* row = (run == 0 ? v.Row(0) : v.base) + c * Fmt::kBytes;
+    const unsigned char* scale_at = Fmt::kScaled ? (run == 0 ? v.ScalePtr(0) : v.scale) : nullptr;
     for (size_t j = begin; j < end; ++j, row += v.row_bytes) {
-      const float* x = FloatRow(row);
+      float scale = 0.0f;
+      if constexpr (Fmt::kScaled) memcpy(&scale, scale_at, sizeof(scale)), scale_at += v.scale_bytes;
+      const bool vector = Fmt::VectorLoads(scale);
       for (size_t k = 0; k < kVectors; ++k) {
         const size_t lanes = lanes_total - k * kLanes < kLanes ? lanes_total - k * kLanes : kLanes;
-        acc[k] = vfmaq_n_f32(acc[k], LoadLanes(x + k * kLanes, lanes), p[j]);
+        const float32x4_t x = vector ? Fmt::template Load<true>(row, k * kLanes, lanes, scale)
+                                     : Fmt::template Load<false>(row, k * kLanes, lanes, scale);
+        acc[k] = vfmaq_n_f32(acc[k], x, p[j]);
       }
     }
   }
@@ -83,26 +133,29 @@ inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
   }
 }
 
-// out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_{j < n} p[h][j] v_j[c] for c < width, GH heads: blocks of 16
-// columns (four accumulators, the V row's four vectors loaded once per key), then the rest in one block of 1 to 4
-// vectors.
-template <size_t GH>
+// The last rest (0 < rest <= kVectors kLanes) columns from c: one block of 1 to kVectors vectors.
+template <class Fmt, size_t kVectors>
+inline void PvRestMve(const float* p, size_t n, const internal::RowSource& v, float* out, size_t c, size_t rest,
+                      float alpha, bool rescale) {
+  if constexpr (kVectors > 1) {
+    if (rest <= (kVectors - 1) * kLanes) return PvRestMve<Fmt, kVectors - 1>(p, n, v, out, c, rest, alpha, rescale);
+  }
+  PvColumnsMve<Fmt, kVectors>(p, n, v, out, c, rest, alpha, rescale);
+}
+
+// out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_{j < n} p[h][j] v_j[c] for c < width, GH heads, v's rows in
+// format Fmt: blocks of Fmt::kVectorsPerPass vectors of columns (accumulators, the V row's vectors loaded once per
+// key), then the rest in one block of fewer.
+template <class Fmt, size_t GH>
 __attribute__((noinline)) void DecodePvMve(const float* const* p, size_t n, const internal::RowSource& v,
                                            float* const* out, size_t width, const float* alpha, bool rescale) {
+  constexpr size_t kBlock = Fmt::kVectorsPerPass * kLanes;
   for (size_t h = 0; h < GH; ++h) {
     size_t c = 0;
-    for (; c + 4 * kLanes <= width; c += 4 * kLanes)
-      PvColumnsMve<4>(p[h], n, v, out[h], c, 4 * kLanes, alpha[h], rescale);
-    const size_t rest = width - c;
-    if (rest > 3 * kLanes) {
-      PvColumnsMve<4>(p[h], n, v, out[h], c, rest, alpha[h], rescale);
-    } else if (rest > 2 * kLanes) {
-      PvColumnsMve<3>(p[h], n, v, out[h], c, rest, alpha[h], rescale);
-    } else if (rest > kLanes) {
-      PvColumnsMve<2>(p[h], n, v, out[h], c, rest, alpha[h], rescale);
-    } else if (rest > 0) {
-      PvColumnsMve<1>(p[h], n, v, out[h], c, rest, alpha[h], rescale);
+    for (; c + kBlock <= width; c += kBlock) {
+      PvColumnsMve<Fmt, Fmt::kVectorsPerPass>(p[h], n, v, out[h], c, kBlock, alpha[h], rescale);
     }
+    if (c < width) PvRestMve<Fmt, Fmt::kVectorsPerPass>(p[h], n, v, out[h], c, width - c, alpha[h], rescale);
   }
 }
 
