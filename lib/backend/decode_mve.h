@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The decode path's two inner steps on Helium (MVE) for float rows (lib/attention/decode-inl.h, DecodeKernels): the
-// scores of a tile of keys and P·V of the tile into the output rows. Contract: attention.h's bound, whose terms the
-// tiled path's arithmetic meets (4-lane partial sums, fused multiply-adds); MVE flushes subnormals, so its
-// underflow term is the flush-to-zero form. Each query head is computed on its own with the same operations for any
-// number of heads GH sharing a KV head, so a head's bits do not depend on GH. Tails are predicated: nothing past a
-// row's last column is read or written.
+// The decode path's steps on Helium (MVE) (lib/attention/decode-inl.h, DecodeKernels): the scores of a tile of keys,
+// the tile's max, the online-softmax step and P·V of the tile into the output rows, K and V rows in any storage
+// format (F32, F16, Q8: formats_mve.h, read in registers with the values the converted f32 rows hold, so both KV
+// cache routes give the same bits). Contract: attention.h's bound, whose terms the tiled path's arithmetic meets
+// (4-lane partial sums, fused multiply-adds, the exp of softmax_mve.h); MVE flushes subnormals, so its underflow
+// term is the flush-to-zero form. Each query head is computed on its own with the same operations for any number
+// of heads GH sharing a KV head, so a head's bits do not depend on GH. Tails are predicated: nothing past a row's
+// last column or a tile's last score is read or written.
 #ifndef EDGEATTN_LIB_BACKEND_DECODE_MVE_H_
 #define EDGEATTN_LIB_BACKEND_DECODE_MVE_H_
 
