@@ -194,7 +194,8 @@ void KvCacheCases() {
       const char* format = type == KvType::kF32 ? "f32" : type == KvType::kF16 ? "f16" : "q8";
       char name[64];
       if (s.heads == 1) {
-        snprintf(name, sizeof name, "kv_cache/decode/%s/n=%u,d=%u", format, unsigned{kHeld}, static_cast<unsigned>(s.dim));
+        snprintf(name, sizeof name, "kv_cache/decode/%s/n=%u,d=%u", format, unsigned{kHeld},
+                 static_cast<unsigned>(s.dim));
       } else {
         snprintf(name, sizeof name, "kv_cache/decode/%s/n=%u,heads=%u/%u,d=%u", format, unsigned{kHeld},
                  static_cast<unsigned>(s.heads), static_cast<unsigned>(s.kv_heads), static_cast<unsigned>(s.dim));

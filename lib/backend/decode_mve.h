@@ -209,8 +209,8 @@ inline float32x4_t DecodeWeightMve(float32x4_t x, float32x4_t neg_m) {
 // e^(m_old - m_new) (0 on the first tile). MVE rounds to nearest whatever the caller's mode, so the exp's range
 // reduction is to nearest with or without kToNearest; alpha and l, one value each, stay on the scalar FPU as on
 // every path. Out of line: one copy, called once per head and tile.
-__attribute__((noinline)) inline float DecodeSoftmaxStepMve(float* s, size_t nb, float tile_max, bool first,
-                                                           float& m, float& l) {
+__attribute__((noinline)) inline float DecodeSoftmaxStepMve(float* s, size_t nb, float tile_max, bool first, float& m,
+                                                            float& l) {
   const float m_new = tile_max > m ? tile_max : m;
   const float alpha = first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
   const float32x4_t neg_m = vdupq_n_f32(-m_new);

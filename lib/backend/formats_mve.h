@@ -26,11 +26,14 @@ inline const float* FloatRow(const unsigned char* row) {
   return static_cast<const float*>(static_cast<const void*>(row));  // rows of floats are 4-byte aligned
 }
 
-struct F32RowsMve {
-  static constexpr size_t kBytes = 4;
+// The formats without a row scale: every row is read by vectors.
+struct UnscaledRowsMve {
   static constexpr bool kScaled = false;
-  static constexpr size_t kKeysPerPass = 4, kVectorsPerPass = 4;
   static bool VectorLoads(float /*scale*/) { return true; }
+};
+
+struct F32RowsMve : UnscaledRowsMve {
+  static constexpr size_t kBytes = 4, kKeysPerPass = 4, kVectorsPerPass = 4;
   template <bool kVector>
   static float32x4_t Load(const unsigned char* row, size_t c, size_t lanes, float /*scale*/) {
     return LoadLanes(FloatRow(row) + c, lanes);
@@ -48,17 +51,13 @@ inline float32x4_t HalfToFloatMve(uint32x4_t h) {
   const uint32x4_t sign = vshlq_n_u32(veorq_u32(h, h15), 16);
   uint32x4_t bits = vaddq_n_u32(vshlq_n_u32(h15, 13), 112u << 23);
   bits = vaddq_m_n_u32(bits, bits, 112u << 23, vcmpcsq_u32(h15, vdupq_n_u32(0x7C00u)));
-  const float32x4_t f =
-      vcvtq_m_n_f32_u32(vreinterpretq_f32_u32(bits), h15, 24, vcmphiq_u32(vdupq_n_u32(0x0400u), h15));
+  const float32x4_t f = vcvtq_m_n_f32_u32(vreinterpretq_f32_u32(bits), h15, 24, vcmphiq_u32(vdupq_n_u32(0x0400u), h15));
   return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(f), sign));
 }
 
 // Rows 2-byte aligned (the fused route's storage check).
-struct F16RowsMve {
-  static constexpr size_t kBytes = 2;
-  static constexpr bool kScaled = false;
-  static constexpr size_t kKeysPerPass = 2, kVectorsPerPass = 2;
-  static bool VectorLoads(float /*scale*/) { return true; }
+struct F16RowsMve : UnscaledRowsMve {
+  static constexpr size_t kBytes = 2, kKeysPerPass = 2, kVectorsPerPass = 2;
   template <bool kVector>
   static float32x4_t Load(const unsigned char* row, size_t c, size_t lanes, float /*scale*/) {
     const uint16_t* p = static_cast<const uint16_t*>(static_cast<const void*>(row)) + c;
@@ -71,9 +70,8 @@ struct F16RowsMve {
 // by element on the FPU (q8-inl.h, VectorLoads). With a normal scale every product is 0 or at least the scale, a
 // normal float, so MVE's products are the FPU's.
 struct Q8RowsMve {
-  static constexpr size_t kBytes = 1;
+  static constexpr size_t kBytes = 1, kKeysPerPass = 4, kVectorsPerPass = 4;
   static constexpr bool kScaled = true;  // one float scale per row
-  static constexpr size_t kKeysPerPass = 4, kVectorsPerPass = 4;
   // Scales are never negative: 0 < scale < FLT_MIN as one unsigned comparison of the bits, in core registers.
   static bool VectorLoads(float scale) {
     uint32_t bits;
@@ -87,8 +85,7 @@ struct Q8RowsMve {
     const int32x4_t q = lanes == kLanes ? vldrbq_s32(p) : vldrbq_z_s32(p, FirstLanes(lanes));
     return vmulq_n_f32(vcvtq_f32_s32(q), scale);
   }
-  static float32x4_t ElementByElement(const unsigned char* row, size_t c, size_t lanes,
-                                                                float scale) {
+  static float32x4_t ElementByElement(const unsigned char* row, size_t c, size_t lanes, float scale) {
     float32x4_t v = vdupq_n_f32(0.0f);
     v = vsetq_lane_f32(internal::LoadQ8Element(row, c, scale), v, 0);
     if (lanes > 1) v = vsetq_lane_f32(internal::LoadQ8Element(row, c + 1, scale), v, 1);

@@ -6,10 +6,11 @@
 // of the module's exported function (lib/<module>/<module>.cc, HWY_EXPORT) and forwards to the module's MVE
 // kernel (lib/<module>/*_mve.h): the entry points check their arguments before they dispatch, so a kernel only
 // sees valid problems. The decode path of Attention and AttentionCached runs its steps on MVE (DecodeKernels:
-// scores, tile max, online softmax, P·V; F32, F16 and Q8 rows); what this file does not declare (Rope with computed angles, positional encoding, the other
-// attention paths and steps) is the static target's Highway code (lib/common/backend-inl.h).
-// MVE's float instructions flush subnormals and round to nearest whatever the FPSCR says (lib/common/mve.h):
-// the kernels' bounds are the flush-to-zero forms the headers state, and tests ask DispatchedVectorFlushesSubnormals.
+// scores, tile max, online softmax, P·V; F32, F16 and Q8 rows); what this file does not declare (Rope with computed
+// angles, positional encoding, the other attention paths and steps) is the static target's Highway code
+// (lib/common/backend-inl.h). MVE's float instructions flush subnormals and round to nearest whatever the FPSCR says
+// (lib/common/mve.h): the kernels' bounds are the flush-to-zero forms the headers state, and tests ask
+// DispatchedVectorFlushesSubnormals.
 #ifndef EDGEATTN_LIB_BACKEND_HELIUM_INL_H_
 #define EDGEATTN_LIB_BACKEND_HELIUM_INL_H_
 
@@ -91,8 +92,9 @@ inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8F
 
 // The MVE reader (lib/backend/formats_mve.h) of each storage format.
 template <class Format>
-using MveRows = std::conditional_t<std::is_same_v<Format, F16Format>, mve::F16RowsMve,
-                                   std::conditional_t<std::is_same_v<Format, Q8Format>, mve::Q8RowsMve, mve::F32RowsMve>>;
+using MveRows =
+    std::conditional_t<std::is_same_v<Format, F16Format>, mve::F16RowsMve,
+                       std::conditional_t<std::is_same_v<Format, Q8Format>, mve::Q8RowsMve, mve::F32RowsMve>>;
 
 // The decode path's steps on MVE: scores, the tile's max, the online-softmax step and P·V. kFormatsInRegisters:
 // Scores and Pv read F16 and Q8 rows in registers (the KV cache's fused route), as they read F32 rows; a misaligned
