@@ -43,16 +43,19 @@ struct F32RowsMve : UnscaledRowsMve {
 // binary16 bits (one per 32-bit lane) to floats, exactly and without float arithmetic on a subnormal (which MVE
 // would flush): a normal half's exponent re-biased by an integer add (twice for infinities and NaNs, which get the
 // all-ones exponent), a subnormal half m (and a zero) converted as the fixed-point number m 2^-24 (VCVT with 24
-// fraction bits: exact, and the result is a normal float or 0), the sign put back last. VCVTB.F32.F16 would take one
-// instruction, but whether MVE flushes a subnormal half it converts (FZ16 in its standard FPSCR value) is not
-// something QEMU can show for the hardware.
+// fraction bits: exact, and the result is a normal float or 0), the sign put back last. No predicates: GCC 12 moves
+// each through a core register (VMRS, SXTH, VMSR) and a VPST; masks from shifts take one instruction each.
+// VCVTB.F32.F16 would take one instruction, but whether MVE flushes a subnormal half it converts (FZ16 in its
+// standard FPSCR value) is not something QEMU can show for the hardware.
 inline float32x4_t HalfToFloatMve(uint32x4_t h) {
   const uint32x4_t h15 = vandq_u32(h, vdupq_n_u32(0x7FFFu));
   const uint32x4_t sign = vshlq_n_u32(veorq_u32(h, h15), 16);
-  uint32x4_t bits = vaddq_n_u32(vshlq_n_u32(h15, 13), 112u << 23);
-  bits = vaddq_m_n_u32(bits, bits, 112u << 23, vcmpcsq_u32(h15, vdupq_n_u32(0x7C00u)));
-  const float32x4_t f = vcvtq_m_n_f32_u32(vreinterpretq_f32_u32(bits), h15, 24, vcmphiq_u32(vdupq_n_u32(0x0400u), h15));
-  return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(f), sign));
+  const uint32x4_t special = vshrq_n_u32(vaddq_n_u32(h15, 0x0400u), 15);  // 1 for infinities and NaNs (>= 0x7C00)
+  const uint32x4_t bits = vmlaq_n_u32(vaddq_n_u32(vshlq_n_u32(h15, 13), 112u << 23), special, 112u << 23);
+  const uint32x4_t tiny =  // all ones for zeros and subnormals (h15 < 0x400)
+      vreinterpretq_u32_s32(vshrq_n_s32(vreinterpretq_s32_u32(vsubq_n_u32(h15, 0x0400u)), 31));
+  const uint32x4_t fixed = vreinterpretq_u32_f32(vcvtq_n_f32_u32(h15, 24));
+  return vreinterpretq_f32_u32(vorrq_u32(vorrq_u32(vandq_u32(fixed, tiny), vbicq_u32(bits, tiny)), sign));
 }
 
 // Rows 2-byte aligned (the fused route's storage check).
