@@ -163,6 +163,53 @@ void AttentionCases() {
   }
 }
 
+// Attention against a KV cache at a decode step (one query, 256 positions held) in each storage format: one head of
+// 64 (attention/decode's shape: its f32 row runs the same decode steps on the cache's rows), and the stories260K
+// model's attention (8 query heads of 8 sharing 4 kv heads, model260k_q8's cache holds Q8). Causal: the query is
+// the position after the 256 held, all visible.
+void KvCacheCases() {
+  using edgeattn::KvType;
+  struct Shape {
+    size_t heads, kv_heads, dim;
+  };
+  constexpr size_t kHeld = 256;
+  static float storage[edgeattn::KvCacheStorageBytes(KvType::kF32, 1, 64, 64, kHeld) / sizeof(float)];
+  alignas(64) static unsigned char workspace[edgeattn::AttentionCachedWorkspaceBytes(1, 1, 1, 64, 64, kHeld)];
+  static_assert(edgeattn::AttentionCachedWorkspaceBytes(1, 8, 4, 8, 8, kHeld) <= sizeof workspace, "");
+  for (const Shape s : {Shape{1, 1, 64}, Shape{8, 4, 8}}) {
+    Fill(g_k, kHeld * s.kv_heads * s.dim, -1.0f, 1.0f, 16);
+    Fill(g_v, kHeld * s.kv_heads * s.dim, -1.0f, 1.0f, 17);
+    Fill(g_a, s.heads * s.dim, -1.0f, 1.0f, 18);
+    for (const KvType type : {KvType::kF32, KvType::kF16, KvType::kQ8}) {
+      edgeattn::KvCacheDesc cd;
+      cd.type = type, cd.num_kv_heads = s.kv_heads, cd.head_dim = s.dim, cd.value_dim = s.dim, cd.capacity = kHeld;
+      edgeattn::KvCache cache;
+      if (cache.Init(cd, storage, sizeof storage) != Status::kOk || cache.Append(g_k, g_v, kHeld) != Status::kOk) {
+        ++g_failures;
+        continue;
+      }
+      edgeattn::AttentionDesc desc;
+      desc.q_len = 1, desc.head_dim = s.dim, desc.value_dim = s.dim, desc.num_heads = s.heads;
+      desc.num_kv_heads = s.kv_heads, desc.mask = edgeattn::MaskKind::kCausal;
+      const char* format = type == KvType::kF32 ? "f32" : type == KvType::kF16 ? "f16" : "q8";
+      char name[64];
+      if (s.heads == 1) {
+        snprintf(name, sizeof name, "kv_cache/decode/%s/n=%u,d=%u", format, unsigned{kHeld},
+                 static_cast<unsigned>(s.dim));
+      } else {
+        snprintf(name, sizeof name, "kv_cache/decode/%s/n=%u,heads=%u/%u,d=%u", format, unsigned{kHeld},
+                 static_cast<unsigned>(s.heads), static_cast<unsigned>(s.kv_heads), static_cast<unsigned>(s.dim));
+      }
+      for (const Paths& p : kPaths) {
+        Region(name, p.name, [&] {
+          return p.scalar ? edgeattn::scalar::AttentionCached(desc, g_a, cache, g_y, workspace, sizeof workspace)
+                          : edgeattn::AttentionCached(desc, g_a, cache, g_y, workspace, sizeof workspace);
+        });
+      }
+    }
+  }
+}
+
 void LinearCases() {
   struct Shape {
     size_t rows, in, out;
@@ -371,6 +418,7 @@ int main() {
   DotCases();
   ExpSoftmaxCases();
   AttentionCases();
+  KvCacheCases();
   LinearCases();
   NormCases();
   ActivationCases();

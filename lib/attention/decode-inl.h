@@ -108,7 +108,8 @@ HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, boo
 //   TileMax             the tile's largest score, NaN if one is not finite;
 //   SoftmaxStep<kTo>    the online-softmax step of one head (weights in place, m and l updated; returns alpha);
 //   Pv<Format, GH>      P·V of GH heads into their output rows (decode_pv-inl.h, DecodePv);
-//   kFormatsInRegisters whether Scores and Pv take F16 and Q8 rows (the KV cache's fused route), or F32 rows only.
+//   kFormatsInRegisters whether Scores and Pv take F16 and Q8 rows (the KV cache's fused route), or F32 rows only;
+//   kFusedHeads         query heads of a group per pass of the fused route: 4 (passes of four, two and one) or 1.
 // One head on F32 rows (Attention's decode path, the converted route) inlines its kernels into the tile step, as
 // before the family was one: out of line they cost a short call (128 keys) 5-8%. The wider kernels stay out of
 // line: one copy each, and their frames off the drivers' (Cortex-M stack budget).
@@ -127,6 +128,7 @@ constexpr bool kDecodeInline = GH == 1 && Format::kBytes == 4 && !Format::kScale
 
 struct DecodeKernels {
   static constexpr bool kFormatsInRegisters = HWY_TARGET != HWY_SCALAR;  // see lib/kv_cache/kv_cache-inl.h
+  static constexpr size_t kFusedHeads = 4;
   template <class Format, size_t GH, class D>
   static HWY_INLINE void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb,
                                 float scale, float* const* s) {

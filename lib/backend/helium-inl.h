@@ -5,11 +5,12 @@
 // code, which costs more instructions than the plain scalar path. Each function here has the name and signature
 // of the module's exported function (lib/<module>/<module>.cc, HWY_EXPORT) and forwards to the module's MVE
 // kernel (lib/<module>/*_mve.h): the entry points check their arguments before they dispatch, so a kernel only
-// sees valid problems. The decode path of Attention and AttentionCached gets MVE scores and P·V for float rows
-// (DecodeKernels); what this file does not declare (Rope with computed angles, positional encoding, the other
-// attention paths and steps) is the static target's Highway code (lib/common/backend-inl.h).
-// MVE's float instructions flush subnormals and round to nearest whatever the FPSCR says (lib/common/mve.h):
-// the kernels' bounds are the flush-to-zero forms the headers state, and tests ask DispatchedVectorFlushesSubnormals.
+// sees valid problems. The decode path of Attention and AttentionCached runs its steps on MVE (DecodeKernels:
+// scores, tile max, online softmax, P·V; F32, F16 and Q8 rows); what this file does not declare (Rope with computed
+// angles, positional encoding, the other attention paths and steps) is the static target's Highway code
+// (lib/common/backend-inl.h). MVE's float instructions flush subnormals and round to nearest whatever the FPSCR says
+// (lib/common/mve.h): the kernels' bounds are the flush-to-zero forms the headers state, and tests ask
+// DispatchedVectorFlushesSubnormals.
 #ifndef EDGEATTN_LIB_BACKEND_HELIUM_INL_H_
 #define EDGEATTN_LIB_BACKEND_HELIUM_INL_H_
 
@@ -21,6 +22,7 @@
 #include "lib/activation/activation_mve.h"
 #include "lib/attention/decode-inl.h"
 #include "lib/backend/decode_mve.h"
+#include "lib/backend/formats_mve.h"
 #include "lib/common/mve.h"
 #include "lib/common/row_source.h"
 #include "lib/dot/dot_mve.h"
@@ -88,31 +90,42 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8Mve(
 
 inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8F32Mve(p); }
 
-// The decode path's scores and P·V on MVE for float rows. kFormatsInRegisters false: the KV cache converts a tile
-// of F16 or Q8 rows to floats first (its converted route), so every format's tiles reach these kernels; the other
-// formats' instantiations, which nothing calls then, stay Highway's.
+// The MVE reader (lib/backend/formats_mve.h) of each storage format.
+template <class Format>
+using MveRows =
+    std::conditional_t<std::is_same_v<Format, F16Format>, mve::F16RowsMve,
+                       std::conditional_t<std::is_same_v<Format, Q8Format>, mve::Q8RowsMve, mve::F32RowsMve>>;
+
+// The decode path's steps on MVE: scores, the tile's max, the online-softmax step and P·V. kFormatsInRegisters:
+// Scores and Pv read F16 and Q8 rows in registers (the KV cache's fused route), as they read F32 rows; a misaligned
+// cache takes the converted route to f32 tiles, with the same bits. kFusedHeads 1: the fused route runs a group's
+// query heads one at a time, as the converted route does. Sharing a K or V vector between heads would need each
+// head's accumulators beside the pass's, more than MVE's eight Q registers hold, and the four-head tile step's
+// arrays and the wider kernels' spills put AttentionCached past the 1 KiB stack bound (measured: 1440 bytes).
 struct DecodeKernels : ::edgeattn::HWY_NAMESPACE::DecodeKernels {
-  using Highway = ::edgeattn::HWY_NAMESPACE::DecodeKernels;
-  static constexpr bool kFormatsInRegisters = false;
+  static constexpr bool kFormatsInRegisters = true;
+  static constexpr size_t kFusedHeads = 1;
   template <class Format, size_t GH, class D>
   static void Scores(D d, const float* const* q, const internal::RowSource& k, size_t head_dim, size_t nb, float scale,
                      float* const* s) {
-    static_cast<void>(d);  // Highway's tag: unused by the MVE kernel
-    if constexpr (std::is_same_v<Format, F32Format>) {
-      mve::DecodeScoresMve<GH>(q, k, head_dim, nb, scale, s);
-    } else {
-      Highway::Scores<Format, GH>(d, q, k, head_dim, nb, scale, s);
-    }
+    static_cast<void>(d);  // Highway's tag: unused by the MVE kernels
+    mve::DecodeScoresMve<MveRows<Format>, GH>(q, k, head_dim, nb, scale, s);
+  }
+  template <class D>
+  static float TileMax(D d, const float* s, size_t n) {
+    static_cast<void>(d);
+    return mve::DecodeTileMaxMve(s, n);
+  }
+  template <bool kToNearest = true, class D>
+  static float SoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
+    static_cast<void>(d);
+    return mve::DecodeSoftmaxStepMve(s, nb, tile_max, first, m, l);
   }
   template <class Format, size_t GH, class D>
   static void Pv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out, size_t width,
                  const float* alpha, bool rescale) {
     static_cast<void>(d);
-    if constexpr (std::is_same_v<Format, F32Format>) {
-      mve::DecodePvMve<GH>(p, n, v, out, width, alpha, rescale);
-    } else {
-      Highway::Pv<Format, GH>(d, p, n, v, out, width, alpha, rescale);
-    }
+    mve::DecodePvMve<MveRows<Format>, GH>(p, n, v, out, width, alpha, rescale);
   }
 };
 

@@ -35,8 +35,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 //    reduction to nearest, so that the parts of the work split, each in its thread's mode, give the single call's bits;
 //  - fused: decode steps (q_len < kAttentionTiledMinQueries) on storage aligned for its element type (a vector load
 //    of floats or halves at a misaligned address is undefined behaviour), where the kernels read every format
-//    (Kernels::kFormatsInRegisters: Highway's on targets with more than one lane; not on HWY_SCALAR, the Cortex-M
-//    builds, where one lane shares nothing between heads and the kernels would add tens of KiB of flash);
+//    (Kernels::kFormatsInRegisters: Highway's on targets with more than one lane, and the HELIUM backend's; not on
+//    HWY_SCALAR, the other Cortex-M builds, where one lane shares nothing between heads and the kernels would add
+//    tens of KiB of flash);
 //  - converted: otherwise (prefill, misaligned storage, the one-lane target).
 // fused and converted give the same bits; both run in key chunks when there are several.
 template <class Kernels>

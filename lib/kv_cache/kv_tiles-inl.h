@@ -152,6 +152,7 @@ HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const
   internal::KvVisible(p, rows.i_end - 1, &unused, &rows_hi);
   const size_t lo_all = rows_lo > cb ? rows_lo : cb, hi_all = rows_hi < ce ? rows_hi : ce;
   if (lo_all >= hi_all) return;
+  constexpr size_t kHeads = Reader::kMaxHeads < Kernels::kFusedHeads ? Reader::kMaxHeads : Kernels::kFusedHeads;
   Reader reader(p, g, region);
   const size_t dk = p.layout.head_dim;
   for (size_t t0 = first_lo + (lo_all - first_lo) / kDecodeTile * kDecodeTile; t0 < hi_all; t0 += kDecodeTile) {
@@ -166,8 +167,8 @@ HWY_NOINLINE void KvChunkTiles(D d, const internal::KvAttentionProblem& p, const
       const auto out_of = [&](size_t r) { return acc_of(i, r); };
       TileRow<decltype(q_of), decltype(out_of)> row{p.group, rows.m + i * p.group, rows.lsum + i * p.group, q_of,
                                                     out_of};
-      DecodeTile<Kernels, typename Reader::RowFormat, Reader::kMaxHeads>(d, row, reader.Keys(a), reader.Values(a),
-                                                                         b - a, reader.shape, reader.heads_max);
+      DecodeTile<Kernels, typename Reader::RowFormat, kHeads>(d, row, reader.Keys(a), reader.Values(a), b - a,
+                                                              reader.shape, reader.heads_max);
     }
   }
 }
