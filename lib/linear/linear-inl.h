@@ -293,9 +293,9 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
   const size_t block_rows = rows / 4 * 4;
   size_t o = o_begin;
   if (block_rows == 0 && in >= 128) {  // rows under 512 bytes: the four-row kernel's two chains were faster
+    const Ahead ahead = NextRowsAhead(4 * in, 8);
     for (; o + 8 <= o_end; o += 8) {
       float sums[8];
-      const Ahead ahead = NextRowsAhead(4 * in, 8);
       const float* next = ahead != Ahead::kNone && o + 16 <= o_end ? w + (o + 8) * in : nullptr;
       for (size_t r = 0; r < rows; ++r) {
         LinearTransposedBlock1x8(d, x + r * in, in, w + o * in, ahead, r == 0 ? next : nullptr, sums);

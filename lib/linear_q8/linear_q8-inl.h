@@ -206,8 +206,7 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
         b.y = p.y + r0 * p.w.out_features + o, b.y_stride = p.w.out_features;
         b.bias = g0 + ng == groups && p.bias != nullptr ? p.bias + o : nullptr, b.first = g0 == 0;
         if (next_rows != nullptr) {
-          b.prefetch = next_rows + g0 * gs * kOut, b.prefetch_bytes = ng * gs * kOut;
-          b.prefetch_to_l1 = ahead == Ahead::kL1;
+          b.prefetch = next_rows + g0 * gs * kOut, b.prefetch_to_l1 = ahead == Ahead::kL1;
         }
         RunQ8Sums(p.kernel, b);
         if (!internal::Q8KernelFinishes(p.kernel)) Q8Finish(p, ws, Q8FinishArgs{o, count, r0, rows, g0, ng});

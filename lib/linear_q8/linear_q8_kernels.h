@@ -76,10 +76,10 @@ struct Q8SumsBlock {
   size_t y_stride;    // out_features
   const float* bias;  // at output o, where the block's groups end the row and a bias is given; else null
   bool first;         // g0 == 0: the accumulators start at zero
-  // Bytes of W a one-row kernel may request ahead while it runs, or null; only hints, inside W. Into L1 or L2 as
-  // lib/common/prefetch-inl.h's NextRowsAhead chose.
+  // W a one-row kernel may request ahead while it runs, or null: 16 * groups * group_size bytes (the next 16
+  // rows' share of this block's groups); only hints, inside W. Into L1 or L2 as lib/common/prefetch-inl.h's
+  // NextRowsAhead chose.
   const int8_t* prefetch = nullptr;
-  size_t prefetch_bytes = 0;
   bool prefetch_to_l1 = false;
 };
 

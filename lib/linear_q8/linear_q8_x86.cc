@@ -241,7 +241,7 @@ EDGEATTN_AVX512VNNI void DecodeReduced(const Q8SumsBlock& b) {
   DecodeState st{StartAccumulator(b, 0), _mm512_set1_epi32(b.x_offset[0]), 0, b.group_size / 16};
   __m512i piece[4];
   for (size_t i0 = 0; i0 < full; i0 += 64) {
-    if (b.prefetch != nullptr) {  // 16 lines ahead for the 16 this chunk reads (prefetch_bytes = 16 n)
+    if (b.prefetch != nullptr) {  // 16 lines ahead for the 16 this chunk reads (of 16 n bytes)
       const char* ahead = reinterpret_cast<const char*>(b.prefetch) + 16 * i0;
       for (size_t j = 0; j < 16 * 64; j += 64) {
         if (b.prefetch_to_l1) {
