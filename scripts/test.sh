@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 host_packages=(ca-certificates cmake ninja-build g++ clang-14 libclang-rt-14-dev binutils python3 make pkg-config meson
   libhwy-dev libgtest-dev googletest libbenchmark-dev ccache clang-format-14 util-linux)
 cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-none-eabi libnewlib-arm-none-eabi
-  libstdc++-arm-none-eabi-newlib qemu-system-arm libhwy-dev:arm64 libgtest-dev:arm64)
+  libstdc++-arm-none-eabi-newlib qemu-system-arm llvm-14 libhwy-dev:arm64 libgtest-dev:arm64)
 # host-long (the exhaustive sweeps: 20 minutes of one test on a busy machine) and host-flags (the flag matrix: one
 # library build per row) run in a third lane as soon as host-release is built, so that neither holds up the test
 # lane's other presets nor the build lane.

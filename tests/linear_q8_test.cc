@@ -477,8 +477,9 @@ TEST(LinearQ8Accuracy, ErrorAgainstFloatWeightsOnNormalData) {
       err_f32 += (static_cast<double>(y_f32[i]) - y_float[i]) * (static_cast<double>(y_f32[i]) - y_float[i]);
     }
     const double rel_q8 = std::sqrt(err_q8 / norm), rel_f32 = std::sqrt(err_f32 / norm);
-    std::printf("linear_q8 vs float weights, N(0,1), in=%zu, group=%zu: ACT_F32 %.3g, ACT_Q8 %.3g (relative RMS)\n", in,
-                gs, rel_f32, rel_q8);
+    // %lu, not %zu: the boards' newlib-nano printf has no z length modifier (it printed "in=zu").
+    std::printf("linear_q8 vs float weights, N(0,1), in=%lu, group=%lu: ACT_F32 %.3g, ACT_Q8 %.3g (relative RMS)\n",
+                static_cast<unsigned long>(in), static_cast<unsigned long>(gs), rel_f32, rel_q8);
     RecordProperty("group" + std::to_string(gs) + "_act_f32", std::to_string(rel_f32));
     RecordProperty("group" + std::to_string(gs) + "_act_q8", std::to_string(rel_q8));
     EXPECT_LT(rel_f32, 0.01);

@@ -36,8 +36,8 @@ inline std::vector<Path> LongTestPaths() {
     }
     EXPECT_TRUE(found) << "EDGEATTN_TEST_LONG_PATHS names " << name << ", which this CPU does not run";
   }
-  std::printf("EDGEATTN_TEST_LONG_PATHS=%s: sweeping %zu of %zu supported paths\n", wanted, chosen.size(),
-              supported.size());
+  std::printf("EDGEATTN_TEST_LONG_PATHS=%s: sweeping %lu of %lu supported paths\n", wanted,
+              static_cast<unsigned long>(chosen.size()), static_cast<unsigned long>(supported.size()));
   return chosen;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include <initializer_list>
+#include <limits>
 
 #include "edgeattn/edgeattn.hpp"
 #include "lib/common/mve.h"
@@ -156,6 +157,47 @@ void AttentionCases() {
     snprintf(name, sizeof name, "attention/decode/n=%u,d=64", static_cast<unsigned>(n));
     for (const Paths& p : kPaths) {
       Region(name, p.name, [&] {
+        return p.scalar ? edgeattn::scalar::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace)
+                        : edgeattn::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace);
+      });
+    }
+  }
+  // The row path: an additive mask (a chunk of 4 queries at the end of 64 positions, each seeing the keys up to
+  // its own and a distance bias on them, ALiBi-like).
+  {
+    constexpr size_t kQ = 4, kN = 64;
+    Fill(g_a, kQ * 64, -1.0f, 1.0f, 8);
+    for (size_t i = 0; i < kQ; ++i) {
+      for (size_t j = 0; j < kN; ++j) {
+        const size_t last = i + kN - kQ;
+        g_b[i * kN + j] = j > last ? -std::numeric_limits<float>::infinity() : -0.0625f * static_cast<float>(last - j);
+      }
+    }
+    edgeattn::AttentionDesc desc;
+    desc.q_len = kQ;
+    desc.kv_len = kN;
+    desc.head_dim = 64;
+    desc.value_dim = 64;
+    desc.additive_mask = g_b;
+    for (const Paths& p : kPaths) {
+      Region("attention/row/q=4,n=64,d=64", p.name, [&] {
+        return p.scalar ? edgeattn::scalar::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace)
+                        : edgeattn::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace);
+      });
+    }
+  }
+  // A causal prefill chunk: 16 new positions after 48 held (the tiled path's shape on the Highway targets).
+  {
+    constexpr size_t kQ = 16, kN = 64;
+    Fill(g_a, kQ * 64, -1.0f, 1.0f, 9);
+    edgeattn::AttentionDesc desc;
+    desc.q_len = kQ;
+    desc.kv_len = kN;
+    desc.head_dim = 64;
+    desc.value_dim = 64;
+    desc.mask = edgeattn::MaskKind::kCausal;
+    for (const Paths& p : kPaths) {
+      Region("attention/prefill/q=16,n=64,d=64", p.name, [&] {
         return p.scalar ? edgeattn::scalar::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace)
                         : edgeattn::Attention(desc, g_a, g_k, g_v, g_y, g_workspace, sizeof g_workspace);
       });

@@ -62,16 +62,26 @@ inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem&
 // choice, the path taken to nearest.
 // Inlined into its callers, as before it took policies: out of line its frame (368 bytes on Cortex-M55) added to
 // the tiled path's.
+// The path of p with the row kernels RowK: ChooseAttentionPath's, except that a backend's row kernels may take the
+// tiled path's shapes (RowK::kRunsTiledShapes: the HELIUM backend, lib/backend/row_mve.h).
+template <class RowK>
+inline internal::AttentionPath AttentionPathWith(const internal::AttentionProblem& p) {
+  const internal::AttentionPath path = AttentionPathOf(p);
+  if (RowK::kRunsTiledShapes && path == internal::AttentionPath::kTiled) return internal::AttentionPath::kRow;
+  return path;
+}
+
 template <class DecodeK, class RowK>
 HWY_INLINE void RunAttentionPath(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                                  float* out, float* scores, const internal::AttentionRange& range) {
-  switch (AttentionPathOf(p)) {
+  switch (AttentionPathWith<RowK>(p)) {
     case internal::AttentionPath::kPackedSmall:
       return PackedSmallAttention(p, q, k, v, out, scores, range);
     case internal::AttentionPath::kSmall:
       return SmallAttention(p, q, k, v, out, scores, range);
     case internal::AttentionPath::kTiled:
-      return TiledAttention(p, q, k, v, out, scores, range);
+      if constexpr (!RowK::kRunsTiledShapes) return TiledAttention(p, q, k, v, out, scores, range);
+      break;
     case internal::AttentionPath::kDecode:
       return DecodeAttention<DecodeK>(p, q, k, v, out, scores, range, 1, true);
     case internal::AttentionPath::kRow:
@@ -148,6 +158,9 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace backend {
 
+inline internal::AttentionPath AttentionPathOf(const internal::AttentionProblem& p) {
+  return AttentionPathWith<RowKernels>(p);
+}
 inline void AttentionForward(const internal::AttentionProblem& p, const float* q, const float* k, const float* v,
                              float* out, float* scores) {
   AttentionForwardWith<DecodeKernels, RowKernels>(p, q, k, v, out, scores);

@@ -3,6 +3,8 @@
 // masking, and the order of the three row kernels. The kernels come from a policy class:
 //
 //   struct Kernels {
+//     // The Highway targets' path chooser only (attention-inl.h): true if the tiled path's shapes run these kernels.
+//     static constexpr bool kRunsTiledShapes;
 //     // scores[j] = dot(q, k_j) * scale + mask_row[j] for j < n, -inf (without reading k_j) where masked.
 //     static void Scores(const float* q, const float* k, size_t k_stride, size_t head_dim, size_t n,
 //                        float scale, const float* mask_row, float* scores);

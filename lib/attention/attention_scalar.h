@@ -28,9 +28,11 @@ struct ScalarAttentionKernels {
 
   static void SoftmaxRow(const float* in, float* out, size_t n) { SoftmaxRowScalar(in, out, n); }
 
-  // Keys in blocks of kKeyBlock, columns in chunks of kColumns (the block's partial sums live on the stack).
-  static void WeightedSum(const float* p, size_t n, const float* v, size_t v_stride, const float* mask_row, float* out,
-                          size_t value_dim) {
+  // Keys in blocks of kKeyBlock, columns in chunks of kColumns (the block's partial sums live on the stack). Not
+  // inlined: in its callers' frames the 256 bytes of partial sums stacked up with the softmax's frame (clang-14:
+  // KvAttentionRowScalar 400 bytes, AttentionCached past the 1 KiB stack bound on the Cortex-M55).
+  __attribute__((noinline)) static void WeightedSum(const float* p, size_t n, const float* v, size_t v_stride,
+                                                    const float* mask_row, float* out, size_t value_dim) {
     constexpr size_t kColumns = 64;
     FillRow(out, value_dim, 0.0f);
     for (size_t c0 = 0; c0 < value_dim; c0 += kColumns) {

@@ -25,6 +25,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // The row path's kernels (see attention_driver.h for the contract).
 struct RowKernels {
+  static constexpr bool kRunsTiledShapes = false;  // the tiled path's shapes take the tiled path (attention-inl.h)
+
   static void Scores(const float* q, const float* k, size_t k_stride, size_t head_dim, size_t n, float scale,
                      const float* mask_row, float* scores) {
     const hn::ScalableTag<float> d;

@@ -28,12 +28,31 @@
 namespace edgeattn {
 namespace mve {
 
+// Whether format Fmt's scores loop (kScoresOutOfLine) and P·V loops (kPvOutOfLine) run out of line. clang-14
+// hoists the vector constants of F16's conversion (HalfToFloatMve) out of a loop and spills them: inlined into
+// DecodeScoresMve they took a 416-byte frame, into DecodePvMve 272 bytes; and it inlines P·V's whole blocks into
+// DecodePvMve but calls the rest's block, so two loops' frames were on the stack at once. Both on AttentionCached's
+// deepest stack path, past the 1 KiB bound. Out of line, each loop's frame is off the stack when the loop returns.
+// GCC keeps all of them inline: out of line, its F32 P·V loop cost a third more instructions per decode step, and a
+// call per pass of four keys costs the d = 8 rows' scores 47% more.
+#if defined(__clang__)
+template <class Fmt>
+constexpr bool kScoresOutOfLine = std::is_same_v<Fmt, F16RowsMve>;
+template <class Fmt>
+constexpr bool kPvOutOfLine = true;
+#else
+template <class Fmt>
+constexpr bool kScoresOutOfLine = false;
+template <class Fmt>
+constexpr bool kPvOutOfLine = false;
+#endif
+
 // kKeys dot products of q_row with stored rows of n elements (the scales: Q8's, else unread): DotRowPtrs's
 // operations in its order on the rows' values (4-lane partial sums, one VFMA per vector, SumLanes), the query
 // vector loaded once for all of them. F32 rows take DotRowPtrs itself (post-indexed loads, linear_mve.h).
 template <class Fmt, size_t kKeys, bool kVector>
-inline void DotStoredRows(const float* q_row, const unsigned char* const* rows, const float* scales, size_t n,
-                          float* dots) {
+__attribute__((always_inline)) inline void DotStoredRows(const float* q_row, const unsigned char* const* rows,
+                                                         const float* scales, size_t n, float* dots) {
   if constexpr (std::is_same_v<Fmt, F32RowsMve>) {
     const float* f[kKeys];
     for (size_t k = 0; k < kKeys; ++k) f[k] = FloatRow(rows[k]);
@@ -57,6 +76,12 @@ inline void DotStoredRows(const float* q_row, const unsigned char* const* rows, 
   for (size_t k = 0; k < kKeys; ++k) dots[k] = SumLanes(acc[k]);
 }
 
+template <class Fmt, size_t kKeys, bool kVector>
+__attribute__((noinline)) void DotStoredRowsOutOfLine(const float* q_row, const unsigned char* const* rows,
+                                                      const float* scales, size_t n, float* dots) {
+  DotStoredRows<Fmt, kKeys, kVector>(q_row, rows, scales, n, dots);
+}
+
 // Rows t .. t + kKeys - 1 of k and their scales; returns whether all of them take vector loads.
 template <class Fmt, size_t kKeys>
 inline bool KeyRows(const internal::RowSource& k, size_t t, const unsigned char** rows, float* scales) {
@@ -70,18 +95,24 @@ inline bool KeyRows(const internal::RowSource& k, size_t t, const unsigned char*
 }
 
 // s[h][t] = (q[h] . k_t) * scale for kKeys keys from t and GH heads.
+// Inlined into DecodeScoresMve (clang-14 kept it out of line: its frame and its caller's both on the stack).
 template <class Fmt, size_t kKeys, size_t GH>
-inline void ScoresOfKeys(const float* const* q, const internal::RowSource& k, size_t t, size_t head_dim, float scale,
-                         float* const* s) {
+__attribute__((always_inline)) inline void ScoresOfKeys(const float* const* q, const internal::RowSource& k, size_t t,
+                                                        size_t head_dim, float scale, float* const* s) {
   const unsigned char* rows[kKeys];
   float scales[kKeys];
   float dots[kKeys];
   const bool vector = KeyRows<Fmt, kKeys>(k, t, rows, scales);
   for (size_t h = 0; h < GH; ++h) {
-    if (vector) {
+    if constexpr (kScoresOutOfLine<Fmt>) {  // an unscaled format: vector loads
+      DotStoredRowsOutOfLine<Fmt, kKeys, true>(q[h], rows, scales, head_dim, dots);
+    } else if (!Fmt::kScaled || vector) {  // an unscaled format always takes vector loads
       DotStoredRows<Fmt, kKeys, true>(q[h], rows, scales, head_dim, dots);
     } else {
-      DotStoredRows<Fmt, kKeys, false>(q[h], rows, scales, head_dim, dots);
+      // A row read element by element (a Q8 row with a subnormal scale: rare) one key at a time: kKeys such
+      // accumulators spilled into a 144-byte frame under clang-14, on the deepest stack path (each key's dot has
+      // the same bits either way).
+      for (size_t j = 0; j < kKeys; ++j) DotStoredRows<Fmt, 1, false>(q[h], rows + j, scales + j, head_dim, dots + j);
     }
     for (size_t j = 0; j < kKeys; ++j) s[h][t + j] = dots[j] * scale;
   }
@@ -103,10 +134,13 @@ __attribute__((noinline)) void DecodeScoresMve(const float* const* q, const inte
 
 // Columns [c, c + lanes_total) of one head's output, (kVectors - 1) kLanes < lanes_total <= kVectors kLanes, in
 // kVectors accumulators (the last predicated when short): per V row j (in order, through the ring's two runs; rows
-// in format Fmt) acc += p[j] v_j, then out = out alpha + acc (a later tile) or acc.
-template <class Fmt, size_t kVectors>
-inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v, float* out, size_t c,
-                         size_t lanes_total, float alpha, bool rescale) {
+// in format Fmt) acc += p[j] v_j, then out = out alpha + acc (a later tile) or acc. kFull: lanes_total = kVectors
+// kLanes (a whole block: no predicates).
+template <class Fmt, size_t kVectors, bool kFull>
+__attribute__((always_inline)) inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
+                                                        float* out, size_t c, size_t lanes_total, float alpha,
+                                                        bool rescale) {
+  if constexpr (kFull) lanes_total = kVectors * kLanes;
   float32x4_t acc[kVectors];
   for (size_t k = 0; k < kVectors; ++k) acc[k] = vdupq_n_f32(0.0f);
   const size_t wrap = v.Wrap(n);
@@ -135,6 +169,23 @@ inline void PvColumnsMve(const float* p, size_t n, const internal::RowSource& v,
   }
 }
 
+template <class Fmt, size_t kVectors, bool kFull>
+__attribute__((noinline)) void PvColumnsMveOutOfLine(const float* p, size_t n, const internal::RowSource& v, float* out,
+                                                     size_t c, size_t lanes_total, float alpha, bool rescale) {
+  PvColumnsMve<Fmt, kVectors, kFull>(p, n, v, out, c, lanes_total, alpha, rescale);
+}
+
+// PvColumnsMve, out of line where kPvOutOfLine says so.
+template <class Fmt, size_t kVectors, bool kFull>
+inline void PvColumns(const float* p, size_t n, const internal::RowSource& v, float* out, size_t c, size_t lanes_total,
+                      float alpha, bool rescale) {
+  if constexpr (kPvOutOfLine<Fmt>) {
+    PvColumnsMveOutOfLine<Fmt, kVectors, kFull>(p, n, v, out, c, lanes_total, alpha, rescale);
+  } else {
+    PvColumnsMve<Fmt, kVectors, kFull>(p, n, v, out, c, lanes_total, alpha, rescale);
+  }
+}
+
 // The last rest (0 < rest <= kVectors kLanes) columns from c: one block of 1 to kVectors vectors.
 template <class Fmt, size_t kVectors>
 inline void PvRestMve(const float* p, size_t n, const internal::RowSource& v, float* out, size_t c, size_t rest,
@@ -142,7 +193,7 @@ inline void PvRestMve(const float* p, size_t n, const internal::RowSource& v, fl
   if constexpr (kVectors > 1) {
     if (rest <= (kVectors - 1) * kLanes) return PvRestMve<Fmt, kVectors - 1>(p, n, v, out, c, rest, alpha, rescale);
   }
-  PvColumnsMve<Fmt, kVectors>(p, n, v, out, c, rest, alpha, rescale);
+  PvColumns<Fmt, kVectors, false>(p, n, v, out, c, rest, alpha, rescale);
 }
 
 // out[h][c] = (rescale ? out[h][c] alpha[h] : 0) + sum_{j < n} p[h][j] v_j[c] for c < width, GH heads, v's rows in
@@ -155,7 +206,7 @@ __attribute__((noinline)) void DecodePvMve(const float* const* p, size_t n, cons
   for (size_t h = 0; h < GH; ++h) {
     size_t c = 0;
     for (; c + kBlock <= width; c += kBlock) {
-      PvColumnsMve<Fmt, Fmt::kVectorsPerPass>(p[h], n, v, out[h], c, kBlock, alpha[h], rescale);
+      PvColumns<Fmt, Fmt::kVectorsPerPass, true>(p[h], n, v, out[h], c, kBlock, alpha[h], rescale);
     }
     if (c < width) PvRestMve<Fmt, Fmt::kVectorsPerPass>(p[h], n, v, out[h], c, width - c, alpha[h], rescale);
   }

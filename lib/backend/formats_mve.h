@@ -88,7 +88,10 @@ struct Q8RowsMve {
     const int32x4_t q = lanes == kLanes ? vldrbq_s32(p) : vldrbq_z_s32(p, FirstLanes(lanes));
     return vmulq_n_f32(vcvtq_f32_s32(q), scale);
   }
-  static float32x4_t ElementByElement(const unsigned char* row, size_t c, size_t lanes, float scale) {
+  // Out of line (rows with a subnormal scale are rare): inlined, its scalar steps took registers and stack from the
+  // kernels' vector loops (clang-14: PvColumnsMve's frame 240 bytes, AttentionCached past the 1 KiB stack bound).
+  __attribute__((noinline)) static float32x4_t ElementByElement(const unsigned char* row, size_t c, size_t lanes,
+                                                                float scale) {
     float32x4_t v = vdupq_n_f32(0.0f);
     v = vsetq_lane_f32(internal::LoadQ8Element(row, c, scale), v, 0);
     if (lanes > 1) v = vsetq_lane_f32(internal::LoadQ8Element(row, c + 1, scale), v, 1);

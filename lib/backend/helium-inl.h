@@ -6,8 +6,9 @@
 // of the module's exported function (lib/<module>/<module>.cc, HWY_EXPORT) and forwards to the module's MVE
 // kernel (lib/<module>/*_mve.h): the entry points check their arguments before they dispatch, so a kernel only
 // sees valid problems. The decode path of Attention and AttentionCached runs its steps on MVE (DecodeKernels:
-// scores, tile max, online softmax, P·V; F32, F16 and Q8 rows); what this file does not declare (Rope with computed
-// angles, positional encoding, the other attention paths and steps) is the static target's Highway code
+// scores, tile max, online softmax, P·V; F32, F16 and Q8 rows), and so does the row path (RowKernels: calls with an
+// additive mask, every call under a directed rounding mode, AttentionWeights); what this file does not declare
+// (Rope with computed angles, positional encoding, the tiled path) is the static target's Highway code
 // (lib/common/backend-inl.h). MVE's float instructions flush subnormals and round to nearest whatever the FPSCR says
 // (lib/common/mve.h): the kernels' bounds are the flush-to-zero forms the headers state, and tests ask
 // DispatchedVectorFlushesSubnormals.
@@ -23,6 +24,7 @@
 #include "lib/attention/decode-inl.h"
 #include "lib/backend/decode_mve.h"
 #include "lib/backend/formats_mve.h"
+#include "lib/backend/row_mve.h"
 #include "lib/common/mve.h"
 #include "lib/common/row_source.h"
 #include "lib/dot/dot_mve.h"
@@ -89,6 +91,9 @@ inline void LinearTransposedRows(const float* x, size_t rows, size_t in, const f
 inline void LinearQ8Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8Mve(p); }
 
 inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) { mve::LinearQ8F32Mve(p); }
+
+// The row path's kernels on MVE (lib/backend/row_mve.h).
+using RowKernels = mve::RowKernelsMve;
 
 // The MVE reader (lib/backend/formats_mve.h) of each storage format.
 template <class Format>
