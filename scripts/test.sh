@@ -9,8 +9,9 @@
 # and docs/platforms.md lists the choice per preset. A new platform: its configure, build and test presets in
 # CMakePresets.json (the test preset excludes the kinds another preset already covers), then its name below.
 #
-# Three lanes run at once: one configures and builds the configure presets in turn, one runs each test preset as
-# soon as its build is done, and a side lane runs the two long host presets (host-long, host-flags). While one lane
+# Four lanes run at once: one configures and builds the configure presets in turn, one runs each test preset as
+# soon as its build is done, a side lane runs the two long host presets (host-long, host-flags), and a background
+# lane builds host-fuzz (below). While one lane
 # configures, links, discovers tests or waits for its last test, the others keep the cores busy. Each step's output
 # goes to build/ci-logs/ and is printed whole when the step ends.
 # At the end: every step's wall-clock and CPU seconds (user + system of all the processes the step ran, so the
@@ -24,8 +25,10 @@ cross_packages=(g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user gcc-arm-
 # host-long (the exhaustive sweeps: 20 minutes of one test on a busy machine) and host-flags (the flag matrix: one
 # library build per row) run in a third lane as soon as host-release is built, so that neither holds up the test
 # lane's other presets nor the build lane.
-# host-fuzz last: its instrumented build (clang, ASan + UBSan + coverage, five x86 targets) is the longest, and its
-# tests the shortest, so the other presets' builds do not wait behind it.
+# host-fuzz's instrumented build (clang, ASan + UBSan + coverage, five x86 targets) is the longest: on an empty
+# ccache two of its files take five minutes each. It runs in a lane of its own from the start, at a lower priority
+# (nice 10), so that it uses the CPU time the other lanes leave (waits, links, test discovery, QEMU start-up) instead
+# of running last with one core idle; its tests, the shortest, run last in the test lane.
 all_presets="host-release host-long host-flags host-static host-static-v3 host-static-v4 host-clang host-asan
   aarch64-neon aarch64-sve2-512 aarch64-sve-256 aarch64-sve2-128 armv7-neon cortex-m4 cortex-m7 cortex-m55 cortex-m55-clang
   host-fuzz"
@@ -101,8 +104,10 @@ side_lane_tests=" host-long host-flags "
 run_tests() {
   step "test $1" ctest --preset "$1" --output-junit "$PWD/build/ctest-junit/$1.xml"
 }
+background_build=host-fuzz
 build_lane() {
   for configure in "${configures[@]}"; do
+    [ "$configure" = "$background_build" ] && continue
     failed && return 1
     if ! step "build $configure" bash -c 'cmake --preset "$1" && cmake --build --preset "$1"' _ "$configure"; then
       touch "$logs/failed"
@@ -110,6 +115,16 @@ build_lane() {
     fi
     touch "$logs/built-$configure"
   done
+}
+# The background build lane: host-fuzz's configure preset, if this run has it, at nice 10.
+background_build_lane() {
+  [[ " ${configures[*]} " == *" $background_build "* ]] || return 0
+  if ! step "build $background_build" nice -n 10 bash -c 'cmake --preset "$1" && cmake --build --preset "$1"' _ \
+    "$background_build"; then
+    touch "$logs/failed"
+    return 1
+  fi
+  touch "$logs/built-$background_build"
 }
 # test_lane side: the presets of side_lane_tests; test_lane main: the others. Each runs its presets in order, each
 # as soon as its configure preset is built.
@@ -142,11 +157,12 @@ lane() {
   echo $code >"$logs/lane-$name.status"
 }
 lane build build_lane &
+lane background background_build_lane &
 lane side test_lane side &
 status=0
 test_lane main || status=1
 wait
-for name in build side; do
+for name in build background side; do
   [ "$(cat "$logs/lane-$name.status" 2>/dev/null)" = 0 ] || status=1
 done
 if failed; then status=1; fi
