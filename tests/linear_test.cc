@@ -131,15 +131,17 @@ TEST_P(LinearTest, TransposedEveryInputWidthAndOutputCount) {
 }
 
 TEST_P(LinearTest, TransposedDecodeRowsEveryTail) {
-  // Calls of one to three rows with rows of at least 128 inputs take eight rows of W per pass, fetching the next
-  // eight ahead where they span at most 12 KB (x86): every vector tail of such rows, outputs 8 to 27 (blocks of
-  // eight, the four-output groups after them, a next block or none), and a 1000-input row past the fetch limit.
+  // Calls of one to three rows with rows of at least 128 inputs take W one row at a time on x86 SIMD targets (two
+  // chains, then a vector tail) and eight rows per pass elsewhere, fetching ahead: every vector tail of such rows,
+  // outputs 8 to 27 (blocks of eight, the four-output groups after them, a next block or none), a 1000-input row
+  // past the eight-row kernel's fetch limit, and rows over 4 KB (the one-row kernel's requests run 4 KB ahead).
   Rng rng;
   for (size_t in = 128; in <= 128 + kMaxTailTestLength; ++in) {
     CheckLinearTransposed(api(), rng, 1 + in % 3, in, 8 + (in * 7) % 20, in % 2 == 0, in % 4);
   }
   CheckLinearTransposed(api(), rng, 1, 384, 40, true, 1);
   CheckLinearTransposed(api(), rng, 2, 1000, 17, false, 2);
+  CheckLinearTransposed(api(), rng, 3, 1100, 9, true, 3);
 }
 
 TEST_P(LinearTest, TransposedModelSizedProjection) {

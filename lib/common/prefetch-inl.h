@@ -54,6 +54,26 @@ HWY_INLINE void PrefetchBytes(Ahead ahead, const void* next, size_t from, size_t
   }
 }
 
+// Whether a decode kernel reads W one row at a time, in address order (one sequential stream, the line
+// kStreamAheadBytes further on requested into L1 as it goes), rather than eight rows side by side. On the AMD EPYC
+// of CPU family 26 this session measured (docs/performance.md, "One stream"), a pure-read harness ran one stream
+// at 35 GB/s and, with the request 4 KB ahead, 37-38 GB/s of a 39.8 GB/s DRAM; eight rows side by side, fetched
+// ahead as NextRowsAhead says, ran at 23-30 GB/s. Only on x86 SIMD targets (Arm was not measured; the
+// microcontrollers' one-lane targets keep the eight-row kernel their stack figures were taken with).
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+constexpr bool kStreamOneRow = true;
+#else
+constexpr bool kStreamOneRow = false;
+#endif
+constexpr size_t kStreamAheadBytes = 4096;
+
+// Requests the line holding p + kStreamAheadBytes when that is still before `end` (W's end: the requests stay
+// inside W).
+HWY_INLINE void StreamAhead(const void* p, const void* end) {
+  const char* c = static_cast<const char*>(p);
+  if (static_cast<size_t>(static_cast<const char*>(end) - c) > kStreamAheadBytes) hwy::Prefetch(c + kStreamAheadBytes);
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn

@@ -244,9 +244,11 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
 }
 
 // One row of x against eight rows of W (decode: rows < 4), one FMA chain per output; eight chains hide the FMA
-// latency. Why eight rows and not four: a decode step reads each weight once, from DRAM in a model, and this
-// x86 core streams eight rows side by side far better than four (8-12 GB/s with four rows of 768 floats, 17-23
-// with eight; docs/performance.md, "Streaming the weights"). The rows are contiguous: w + k * in.
+// latency. Why eight rows and not four: a decode step reads each weight once, from DRAM in a model, and the
+// x86 core of CPU family 25 streamed eight rows side by side far better than four (8-12 GB/s with four rows of 768
+// floats, 17-23 with eight; docs/performance.md, "Streaming the weights"). x86 SIMD targets now take the one-row
+// kernel below instead (family 26 streams one row at a time faster still); Arm's keep this one. The rows are
+// contiguous: w + k * in.
 // `next`: the next eight rows (8 * in floats), fetched ahead (lib/common/prefetch-inl.h), or null.
 template <class D>
 HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w, Ahead ahead,
@@ -279,8 +281,32 @@ HWY_INLINE void LinearTransposedBlock1x8(D d, const float* HWY_RESTRICT x, size_
   sums[6] = hn::GetLane(hn::SumOfLanes(d, a6)), sums[7] = hn::GetLane(hn::SumOfLanes(d, a7));
 }
 
+// One row of x against one row of W: two FMA chains (even and odd vectors), summed as Block1x4 sums each of its
+// outputs, so the same bits. Decode on x86 reads W one row after another, a single sequential stream
+// (kStreamOneRow), the line 4 KB ahead requested as it goes (stream_ahead; the requests end at w_end, W's end).
+// Two chains, not one: with one, a 4 MB matrix read from L3 ran 18% slower than eight rows side by side (the
+// FMA latency of a row's chain; the core runs only about one further row ahead out of order).
+template <class D>
+HWY_INLINE float LinearTransposedDot1(D d, const float* HWY_RESTRICT x, size_t in, const float* w, bool stream_ahead,
+                                      const float* w_end) {
+  const size_t N = hn::Lanes(d);
+  auto a = hn::Zero(d), b = a;
+  size_t i = 0;
+  for (; i + 2 * N <= in; i += 2 * N) {
+    if (stream_ahead) StreamAhead(w + i, w_end), StreamAhead(w + i + N, w_end);
+    a = hn::MulAdd(hn::LoadU(d, x + i), hn::LoadU(d, w + i), a);
+    b = hn::MulAdd(hn::LoadU(d, x + i + N), hn::LoadU(d, w + i + N), b);
+  }
+  for (; i < in; i += N) {
+    const size_t rest = in - i < N ? in - i : N;
+    a = hn::MulAdd(LoadTail(d, x + i, rest), LoadTail(d, w + i, rest), a);
+  }
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(a, b)));
+}
+
 // y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Calls of fewer than
-// four rows, with rows of at least 128 inputs, take outputs eight at a time first. Then outputs go four at a time;
+// four rows, with rows of at least 128 inputs, take W one row at a time on x86 SIMD targets (kStreamOneRow), and
+// elsewhere outputs eight at a time first. Then outputs go four at a time;
 // the last group repeats its last row of W (and discards those sums), so every group runs the same sixteen-chain
 // kernel. Rows go four at a time, the rest one at a time. Each output's sums depend only on its own row of W, the
 // row of x and which kernel ran it, never on which outputs share its block; parts begin and end at multiples of 16
@@ -292,6 +318,15 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
   const hn::ScalableTag<float> d;
   const size_t block_rows = rows / 4 * 4;
   size_t o = o_begin;
+  if (kStreamOneRow && block_rows == 0 && in >= 128) {
+    const float* w_end = w + out * in;
+    for (; o < o_end; ++o) {
+      for (size_t r = 0; r < rows; ++r) {
+        const float sum = LinearTransposedDot1(d, x + r * in, in, w + o * in, r == 0, w_end);
+        y[r * out + o] = bias != nullptr ? bias[o] + sum : sum;
+      }
+    }
+  }
   if (block_rows == 0 && in >= 128) {  // rows under 512 bytes: the four-row kernel's two chains were faster
     const Ahead ahead = NextRowsAhead(4 * in, 8);
     for (; o + 8 <= o_end; o += 8) {
