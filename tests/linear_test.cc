@@ -133,8 +133,8 @@ TEST_P(LinearTest, TransposedEveryInputWidthAndOutputCount) {
 TEST_P(LinearTest, TransposedDecodeRowsEveryTail) {
   // Calls of one to three rows with rows of at least 128 inputs take W one row at a time on x86 SIMD targets (two
   // chains, then a vector tail) and eight rows per pass elsewhere, fetching ahead: every vector tail of such rows,
-  // outputs 8 to 27 (blocks of eight, the four-output groups after them, a next block or none), a 1000-input row
-  // past the eight-row kernel's fetch limit, and rows over 4 KB (the one-row kernel's requests run 4 KB ahead).
+  // outputs 8 to 27 (blocks of eight, the four-output groups after them, a next block or none), a 1000-input row,
+  // and rows over 4 KB (the one-row kernel's requests run 4 KB ahead).
   Rng rng;
   for (size_t in = 128; in <= 128 + kMaxTailTestLength; ++in) {
     CheckLinearTransposed(api(), rng, 1 + in % 3, in, 8 + (in * 7) % 20, in % 2 == 0, in % 4);

@@ -26,14 +26,16 @@ HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
 namespace HWY_NAMESPACE {
 
-// How a kernel that reads `rows` rows of row_bytes side by side fetches the next such block: not at all (kNone:
-// rows over 3 KB, long enough for the hardware prefetchers; fetching ahead lost 8-12% there), into L1 (kL1:
-// blocks under 4 KB, where one block's compute is too short a lead for L2's latency) or into L2 (kL2: into L1
-// the requests held the L1 miss buffers that the block in use needs, and ran 10-40% slower).
+// How a kernel that reads `rows` rows of row_bytes side by side fetches the next such block (kNone: not at all,
+// on targets where this was not measured): into L1 (kL1: blocks under 4 KB, where one block's compute is too
+// short a lead for L2's latency) or into L2 (kL2: into L1 the requests held the L1 miss buffers that the block in
+// use needs, and ran 10-40% slower). Rows of any length: on CPU family 25, rows over 3 KB streamed 8-12% faster
+// without the requests, but on family 26 the 4 KB rows of a 4096 x 4096 int8 matrix stream 1.3-1.4x faster with
+// them (docs/performance.md, "One stream"), and family 26 is the machine this project is measured on.
 enum class Ahead { kNone, kL1, kL2 };
 HWY_INLINE Ahead NextRowsAhead(size_t row_bytes, size_t rows) {
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-  return row_bytes > 3072 ? Ahead::kNone : row_bytes * rows < 4096 ? Ahead::kL1 : Ahead::kL2;
+  return row_bytes * rows < 4096 ? Ahead::kL1 : Ahead::kL2;
 #else
   (void)row_bytes, (void)rows;
   return Ahead::kNone;
