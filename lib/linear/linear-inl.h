@@ -293,7 +293,10 @@ HWY_INLINE float LinearTransposedDot1(D d, const float* HWY_RESTRICT x, size_t i
   auto a = hn::Zero(d), b = a;
   size_t i = 0;
   for (; i + 2 * N <= in; i += 2 * N) {
-    if (stream_ahead) StreamAhead(w + i, w_end), StreamAhead(w + i + N, w_end);
+    if (stream_ahead) {  // one request per 64-byte line where a step spans two (AVX-512), else one per step
+      StreamAhead(w + i, w_end);
+      if (N * sizeof(float) >= 64) StreamAhead(w + i + N, w_end);
+    }
     a = hn::MulAdd(hn::LoadU(d, x + i), hn::LoadU(d, w + i), a);
     b = hn::MulAdd(hn::LoadU(d, x + i + N), hn::LoadU(d, w + i + N), b);
   }
@@ -326,8 +329,7 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
         y[r * out + o] = bias != nullptr ? bias[o] + sum : sum;
       }
     }
-  }
-  if (block_rows == 0 && in >= 128) {  // rows under 512 bytes: the four-row kernel's two chains were faster
+  } else if (block_rows == 0 && in >= 128) {  // rows under 512 bytes: the four-row kernel's two chains were faster
     const Ahead ahead = NextRowsAhead(4 * in, 8);
     for (; o + 8 <= o_end; o += 8) {
       float sums[8];
