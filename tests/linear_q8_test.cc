@@ -185,6 +185,23 @@ TEST_P(LinearQ8Test, ActQ8MatchesFormulaBitForBitOverGroupSizesAndTails) {
   for (size_t in : {5, 33, 100, 257}) CheckRandomShape(IsScalarPath(), rng, 3, in, 19, in, true, in % 7);
 }
 
+// One row with group 32 or 64: the x86 VNNI kernel reads each block of 16 rows of W as one stream in windows of
+// 1 KiB that straddle rows (and, at group 32 with an odd number of groups, chunks that straddle rows). Rows shorter
+// than a window, longer than 4 KiB, odd and even group counts, group counts around 16 (the finish's tiles), and
+// output counts around 16 (the last block's repeated lanes).
+TEST_P(LinearQ8Test, ActQ8OneRowEveryStreamLayout) {
+  Rng rng;
+  size_t n = 0;
+  for (size_t gs : {32, 64}) {
+    for (size_t groups : {1, 2, 3, 9, 15, 16, 17, 31, 33, 47, 130}) {
+      for (size_t out : {1, 16, 23, 33}) {
+        CheckRandomShape(IsScalarPath(), rng, 1, gs * groups, out + n % 3, gs, n % 2 == 0, n % 13);
+        ++n;
+      }
+    }
+  }
+}
+
 TEST_P(LinearQ8Test, ActQ8ModelShapes) {
   Rng rng;
   CheckRandomShape(IsScalarPath(), rng, 1, 288, 768, 32, false, 0);  // TinyStories-15M's FFN, decode
@@ -222,6 +239,11 @@ TEST_P(LinearQ8Test, ActQ8SpecialRows) {
   }
   ExpectFormulaBits(IsScalarPath(), x, rows, m, b.data(), 0);
   ExpectFormulaBits(IsScalarPath(), x, rows, m, nullptr, 7);
+  for (size_t r = 0; r < rows; ++r) {  // each row alone (a decode call: the one-row kernels)
+    GuardedBuffer one(in, r % 4);
+    for (size_t i = 0; i < in; ++i) one[i] = x[r * in + i];
+    ExpectFormulaBits(IsScalarPath(), one, 1, m, r % 2 == 0 ? b.data() : nullptr, r);
+  }
 }
 
 // Scales around what a vector unit that flushes subnormals can take (Helium's float steps run in MVE only where no
@@ -252,6 +274,11 @@ void CheckVectorFinishEdges(bool scalar_path, size_t gs) {
   std::memcpy(&m.scale[13 * groups + 1], &nan_bits, sizeof nan_bits);
   ExpectFormulaBits(scalar_path, x, rows, m, b.data(), 0);
   ExpectFormulaBits(scalar_path, x, rows, m, nullptr, 3);
+  for (size_t r = 0; r < rows; ++r) {  // each row alone (a decode call: the one-row kernels)
+    GuardedBuffer one(in, r % 4);
+    for (size_t i = 0; i < in; ++i) one[i] = x[r * in + i];
+    ExpectFormulaBits(scalar_path, one, 1, m, b.data(), r);
+  }
 }
 
 TEST_P(LinearQ8Test, ActQ8ScalesAtTheVectorFinishEdges) {
@@ -269,9 +296,17 @@ TEST_P(LinearQ8Test, ActQ8MatchesFormulaInEveryRoundingMode) {
   TestMatrix m(out, in, gs, 0);
   FillRandom(rng, x, m);
   for (size_t i = 0; i < out; ++i) b[i] = rng.Normal();
+  // One row with an odd number of groups of 32 and one with groups of 64 (the one-row kernels).
+  GuardedBuffer x32(9 * gs, 2), x64(18 * gs, 3), b1(out, 3);
+  TestMatrix m32(out, 9 * gs, gs, 1), m64(out, 18 * gs, 2 * gs, 2);
+  FillRandom(rng, x32, m32);
+  FillRandom(rng, x64, m64);
+  for (size_t i = 0; i < out; ++i) b1[i] = rng.Normal();
   for (int mode = kToNearest; mode <= kTowardZero; ++mode) {
     ScopedFpEnv env(FpEnv{static_cast<Rounding>(mode), false, false});
     ExpectFormulaBits(IsScalarPath(), x, rows, m, b.data(), 0);
+    ExpectFormulaBits(IsScalarPath(), x32, 1, m32, b1.data(), 0);
+    ExpectFormulaBits(IsScalarPath(), x64, 1, m64, nullptr, 1);
   }
 }
 
@@ -313,6 +348,36 @@ TEST_P(LinearQ8Test, ActF32WithinBound) {
     }
   }
   CheckActF32(IsScalarPath(), rng, 2, 1024, 33, 64, 1);
+  // Decode shapes (1 to 3 rows of at least 512 inputs: two rows of W side by side on x86), odd output counts.
+  CheckActF32(IsScalarPath(), rng, 1, 512, 7, 32, 2);
+  CheckActF32(IsScalarPath(), rng, 3, 768, 5, 64, 3);
+  CheckActF32(IsScalarPath(), rng, 1, 4160, 9, 32, 0);
+}
+
+// ACT_F32 sums each output on its own: in a call of many outputs it has the bits it has in a call of that output
+// alone, whichever block of outputs (two, four or eight rows of W side by side) computed it.
+TEST_P(LinearQ8Test, ActF32EachOutputAsAlone) {
+  Rng rng;
+  for (size_t rows : {1, 2, 4}) {
+    for (size_t in : {96, 512, 1088}) {
+      const size_t out = 19, gs = 32, groups = in / gs;
+      GuardedBuffer x(rows * in, 1);
+      TestMatrix m(out, in, gs, 0);
+      FillRandom(rng, x, m);
+      std::vector<float> all(rows * out), one(rows);
+      ASSERT_EQ(edgeattn::LinearQ8(x.data(), rows, m.w, nullptr, Q8Activations::kF32, all.data(), nullptr, 0),
+                Status::kOk);
+      for (size_t o = 0; o < out; ++o) {
+        const edgeattn::Q8Matrix row{m.q + o * in, m.scale.data() + o * groups, 1, in, gs};
+        ASSERT_EQ(edgeattn::LinearQ8(x.data(), rows, row, nullptr, Q8Activations::kF32, one.data(), nullptr, 0),
+                  Status::kOk);
+        for (size_t r = 0; r < rows; ++r) {
+          ASSERT_EQ(Bits(all[r * out + o]), Bits(one[r]))
+              << "rows=" << rows << " in=" << in << " at [" << r << "][" << o << "]";
+        }
+      }
+    }
+  }
 }
 
 TEST_P(LinearQ8Test, ActF32PropagatesNonFinite) {
@@ -384,7 +449,7 @@ TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
   if (IsScalarPath()) GTEST_SKIP() << "the split runs the SIMD entry points";
   Rng rng;
   for (size_t out : {7, 513, 1300, 9000}) {
-    const size_t rows = 3, in = 64, gs = 32;
+    const size_t rows = out % 2 == 0 ? 3 : 1, in = out == 513 ? 288 : 64, gs = 32;
     GuardedBuffer x(rows * in, 1), b(out, 0);
     TestMatrix m(out, in, gs, 0);
     FillRandom(rng, x, m);

@@ -52,8 +52,22 @@ namespace internal {
 // Workspace bytes (any alignment) of LinearQ8 for `rows` rows; 0 for ACT_F32 and for an invalid shape. ACT_Q8:
 // the quantised rows (rows * in bytes), their scales and group sums (8 bytes per row and group), a 5 KiB block
 // (the int32 sums and the scales of 16 outputs x 16 groups), the block's weights repacked for the int8
-// instructions (16 * max(512, group_size) bytes), 64 bytes to align them.
+// instructions (16 * max(512, group_size) bytes), 64 bytes to align them. x86-64 builds with group_size 32 or 64
+// add what the one-row kernel that reads W as one stream needs (Q8StreamExtraBytes): the quantised rows' first
+// KiB, and their first 32 group scales and sums, again after them, and one block's products (16 outputs x groups
+// floats, 64-byte aligned).
 constexpr size_t kLinearQ8BlockBytes = 5120;
+#if defined(__x86_64__)
+constexpr bool kQ8StreamBuild = true;
+#else
+constexpr bool kQ8StreamBuild = false;
+#endif
+constexpr bool Q8StreamLayout(size_t group_size) { return kQ8StreamBuild && (group_size == 32 || group_size == 64); }
+constexpr size_t kQ8StreamWrapBytes = 1024;  // one 16-chunk window of 64 bytes
+constexpr size_t kQ8StreamWrapGroups = 32;   // its groups at group_size 32
+constexpr size_t Q8StreamExtraBytes(size_t groups) {
+  return kQ8StreamWrapBytes + 2 * kQ8StreamWrapGroups * 4 + 64 + 16 * 4 * groups;
+}
 constexpr size_t LinearQ8WorkspaceBytes(size_t rows, size_t in_features, size_t group_size, Q8Activations act) {
   if (act != Q8Activations::kQ8 || rows == 0 || in_features == 0 || group_size == 0 || group_size > kQ8MaxGroupSize ||
       in_features % group_size != 0 || rows > SIZE_MAX / in_features) {
@@ -64,7 +78,10 @@ constexpr size_t LinearQ8WorkspaceBytes(size_t rows, size_t in_features, size_t 
   const size_t fixed = kLinearQ8BlockBytes + 16 * (group_size > 512 ? group_size : 512) + 64;
   const size_t per_rows = rows * in_features;
   if (per_rows > SIZE_MAX - fixed || rows * groups * 8 > SIZE_MAX - fixed - per_rows) return 0;
-  return fixed + per_rows + rows * groups * 8;
+  const size_t plain = fixed + per_rows + rows * groups * 8;
+  if (!Q8StreamLayout(group_size)) return plain;
+  if (groups > (SIZE_MAX - 4096) / 64 || Q8StreamExtraBytes(groups) > SIZE_MAX - plain) return 0;
+  return plain + Q8StreamExtraBytes(groups);
 }
 }  // namespace internal
 

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "lib/common/prefetch-inl.h"
@@ -184,6 +185,31 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
       ws.x_offset[r * groups + g] = -128 * sum;
     }
   }
+  if (p.rows == 1 && p.kernel == internal::Q8Kernel::kAvx512Vnni && internal::Q8StreamLayout(gs)) {
+    // One row as one stream: x's row, scales and offsets with their wraps (Q8StreamRow).
+    for (size_t i = in; i < in + internal::kQ8StreamWrapBytes;) {  // whole copies of the row, then a head
+      const size_t n = in + internal::kQ8StreamWrapBytes - i < in ? in + internal::kQ8StreamWrapBytes - i : in;
+      memcpy(ws.qx + i, ws.qx, n);
+      i += n;
+    }
+    for (size_t g = groups; g < groups + internal::kQ8StreamWrapGroups; ++g) {
+      ws.sx[g] = ws.sx[g - groups], ws.x_offset[g] = ws.x_offset[g - groups];
+    }
+    const internal::Q8StreamRow row{p.w.q + p.o_begin * in,
+                                    p.w.scale + p.o_begin * groups,
+                                    p.o_end - p.o_begin,
+                                    in,
+                                    gs,
+                                    groups,
+                                    ws.qx,
+                                    ws.sx,
+                                    ws.x_offset,
+                                    ws.products,
+                                    p.y + p.o_begin,
+                                    p.bias != nullptr ? p.bias + p.o_begin : nullptr};
+    internal::Q8StreamRowAvx512Vnni(row);
+    return;
+  }
   constexpr size_t kOut = internal::kQ8BlockOutputs;
   for (size_t o = p.o_begin; o < p.o_end; o += kOut) {
     const size_t count = p.o_end - o < kOut ? p.o_end - o : kOut;
@@ -286,6 +312,31 @@ HWY_INLINE void LinearQ8F32Block1x8(D d, const float* HWY_RESTRICT x, const inte
   sums[6] = hn::GetLane(hn::SumOfLanes(d, acc6)), sums[7] = hn::GetLane(hn::SumOfLanes(d, acc7));
 }
 
+// ACT_F32 for outputs o and o + 1 of one row, each output summed exactly as LinearQ8F32Block1x4 sums it (the same
+// bits): two rows of W side by side, the next two requested into L1 as these are read (kStreamOneRow targets, where
+// two rows so fetched stream almost as fast as one; docs/performance.md, "One stream").
+template <class D>
+HWY_INLINE void LinearQ8F32Block1x2(D d, const float* HWY_RESTRICT x, const internal::LinearQ8Problem& p, size_t o,
+                                    float sums[2]) {
+  const size_t N = hn::Lanes(d), in = p.w.in_features, gs = p.w.group_size, groups = in / gs;
+  const int8_t* w0 = p.w.q + o * in;
+  const int8_t* w1 = w0 + in;
+  const float* s0 = p.w.scale + o * groups;
+  const float* s1 = s0 + groups;
+  const int8_t* next = o + 4 <= p.o_end ? w0 + 2 * in : nullptr;
+  auto acc0 = hn::Zero(d), acc1 = acc0;
+  for (size_t g = 0; g < groups; ++g) {
+    auto a0 = hn::Zero(d), a1 = a0;
+    if (next != nullptr) PrefetchBytes(Ahead::kL1, next, 2 * g * gs, 2 * (g + 1) * gs);
+    for (size_t i = g * gs; i < (g + 1) * gs; i += N) {
+      const auto xv = hn::LoadU(d, x + i);
+      a0 = hn::MulAdd(xv, LoadQ8AsFloat(d, w0 + i), a0), a1 = hn::MulAdd(xv, LoadQ8AsFloat(d, w1 + i), a1);
+    }
+    acc0 = hn::MulAdd(a0, hn::Set(d, s0[g]), acc0), acc1 = hn::MulAdd(a1, hn::Set(d, s1[g]), acc1);
+  }
+  sums[0] = hn::GetLane(hn::SumOfLanes(d, acc0)), sums[1] = hn::GetLane(hn::SumOfLanes(d, acc1));
+}
+
 inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) {
   const hn::ScalableTag<float> d;
   if (p.w.group_size % hn::Lanes(d) != 0) {
@@ -295,6 +346,13 @@ inline void LinearQ8F32Rows(const internal::LinearQ8Problem& p) {
   const size_t in = p.w.in_features, out = p.w.out_features;
   for (size_t r = 0; r < p.rows; ++r) {
     size_t o = p.o_begin;
+    if (kStreamOneRow && p.rows <= 3 && in >= 512) {
+      for (; o + 2 <= p.o_end; o += 2) {
+        float sums[2];
+        LinearQ8F32Block1x2(d, p.x + r * in, p, o, sums);
+        for (size_t k = 0; k < 2; ++k) p.y[r * out + o + k] = p.bias != nullptr ? sums[k] + p.bias[o + k] : sums[k];
+      }
+    }
     for (; in >= 512 && o + 8 <= p.o_end; o += 8) {  // rows under 512 bytes: four rows were faster
       float sums[8];
       LinearQ8F32Block1x8(d, p.x + r * in, p, o, sums);

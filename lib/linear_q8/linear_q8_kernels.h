@@ -83,6 +83,28 @@ struct Q8SumsBlock {
   bool prefetch_to_l1 = false;
 };
 
+// One row of x (a decode call) against outputs [0, outputs) of W, read as one stream in address order
+// (Q8StreamLayout: x86-64, group_size 32 or 64). Blocks of 16 consecutive rows of W are contiguous (16 * in
+// bytes); the kernel reads each block from its first byte to its last, so a block's groups come in the flattened
+// order f = k * groups + g (output k of the block, group g). Per flattened group it writes the product
+// ((float)s * scale) * sx to `products` (in that order: products[k][g]), then per output adds them in group order
+// with outputs in lanes: the contract's steps and order (linear_q8.h), each one IEEE operation.
+struct Q8StreamRow {
+  const int8_t* w;     // output 0's row
+  const float* scale;  // output 0's scales (groups per row, rows contiguous)
+  size_t outputs;      // >= 1
+  size_t in, group_size, groups;
+  // The quantised row with its first kQ8StreamWrapBytes bytes again after it (repeated if in is shorter): byte
+  // i of the stream window at row offset j is xr[j + i]. Likewise the group scales and offsets, with
+  // kQ8StreamWrapGroups more.
+  const int8_t* xr;
+  const float* sxr;
+  const int32_t* offr;
+  float* products;  // [16][groups], 64-byte aligned
+  float* y;         // outputs [0, outputs)
+  const float* bias;
+};
+
 // The scale tile element by element (kernels without a vector transpose).
 inline void Q8FillScaleTile(const Q8SumsBlock& b) {
   for (size_t k = 0; k < kQ8BlockOutputs; ++k) {
@@ -129,6 +151,7 @@ Q8Kernel ChooseQ8Kernel(size_t group_size) noexcept;
 // The instruction kernels (each a no-op stub where its ISA is not compiled; never chosen there).
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept;
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept;
+void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept;
 void Q8SumsDotprod(const Q8SumsBlock& b) noexcept;
 
 // LinearQ8 (SIMD entry point) with a given int8 kernel, for the tests and the fuzzer to run every variant this

@@ -35,6 +35,9 @@ struct Q8Workspace {
   float* sx;             // [rows][groups]
   int32_t* x_offset;     // [rows][groups]: -128 * sum of qx over the group (linear_q8_x86.cc's offset)
   int8_t* qx;            // [rows][in]
+  // Q8StreamLayout only (else null): sx, x_offset and qx each hold kQ8StreamWrap* more elements after their rows,
+  // and `products` is [16][groups] floats, 64-byte aligned (linear_q8_kernels.h, Q8StreamRow).
+  float* products;
 };
 
 inline Q8Workspace CarveQ8Workspace(unsigned char* ws, size_t rows, size_t groups, size_t group_size) {
@@ -46,8 +49,16 @@ inline Q8Workspace CarveQ8Workspace(unsigned char* ws, size_t rows, size_t group
       reinterpret_cast<float*>(reinterpret_cast<void*>(w.sums + kQ8BlockRows * kQ8BlockGroups * kQ8BlockOutputs));
   w.panel = base + kLinearQ8BlockBytes;
   w.sx = reinterpret_cast<float*>(reinterpret_cast<void*>(w.panel + Q8PanelBytes(group_size)));
-  w.x_offset = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(w.sx + rows * groups));
-  w.qx = reinterpret_cast<int8_t*>(w.x_offset + rows * groups);
+  const bool stream = Q8StreamLayout(group_size);
+  const size_t scales = rows * groups + (stream ? kQ8StreamWrapGroups : 0);
+  w.x_offset = reinterpret_cast<int32_t*>(reinterpret_cast<void*>(w.sx + scales));
+  w.qx = reinterpret_cast<int8_t*>(w.x_offset + scales);
+  w.products = nullptr;
+  if (stream) {
+    unsigned char* end = reinterpret_cast<unsigned char*>(w.qx) + rows * groups * group_size + kQ8StreamWrapBytes;
+    const uintptr_t mis = reinterpret_cast<uintptr_t>(end) % 64;
+    w.products = reinterpret_cast<float*>(reinterpret_cast<void*>(end + (mis != 0 ? 64 - mis : 0)));
+  }
   return w;
 }
 

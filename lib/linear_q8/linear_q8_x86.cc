@@ -8,7 +8,7 @@
 // group's sum starts at the row's x_offset = -128 * sum(qx) (computed once per row when x is quantised). int32
 // lanes wrap, and the final sum fits: |qx| <= 127 and group_size <= kQ8MaxGroupSize.
 //
-// Two layouts, both with outputs in lanes:
+// Three layouts, the finish with outputs in lanes in each:
 //  - rows through a transposed panel (any number of rows, group_size % 4 == 0): a chunk of 64 input bytes of 16
 //    outputs is transposed as a 16 x 16 matrix of dwords, so vector j holds inputs 4j .. 4j + 3 of all 16
 //    outputs, and one vpdpbusd of it with those four inputs of a row of x broadcast adds them to 16 outputs. The
@@ -16,6 +16,9 @@
 //    writes the panel to the workspace, the others read it (L1).
 //  - one row (decode, group_size % 16 == 0): no transpose; each output's 64 bytes against the same 64 bytes of
 //    x, and the 16 vectors of partial sums reduced with outputs in lanes.
+//  - one row with group_size 32 or 64 (Q8StreamRow, the decode of a model): the same reduction over 16 chunks in
+//    address order, so that W is read as one stream; the products go through the workspace and are transposed
+//    into outputs-in-lanes for the finish's additions.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,6 +38,8 @@
 namespace edgeattn {
 namespace internal {
 namespace {
+
+constexpr size_t kStreamAheadBytes = 8192;
 
 // Four int8 of x as one dword broadcast to every lane (any alignment).
 EDGEATTN_AVX512VNNI inline __m512i BroadcastDword(const int8_t* p) {
@@ -261,7 +266,139 @@ EDGEATTN_AVX512VNNI void DecodeReduced(const Q8SumsBlock& b) {
   StoreAccumulator(b, 0, st.acc);
 }
 
+// ---- One row as one stream (Q8StreamRow): a block of 16 outputs is 16 * in contiguous bytes, read from first to
+// last in windows of 16 chunks of 64 bytes. A window's chunks go through vpdpbusd with their bytes of x and are
+// reduced as DecodeReduced reduces 16 outputs' chunks, but here the lanes are the window's chunks: piece p of
+// lane j is the sum over bytes 16p .. 16p + 15 of chunk j. A group of 64 is one chunk; a group of 32 half of one.
+// The chunks may straddle rows (a group never does), so x's bytes for a window at row offset xo are xr[xo ..
+// xo + 1023], which the wrap after the row keeps contiguous.
+
+constexpr size_t kStreamWindow = 16 * 64;
+
+// One window's chunks j < full whole, chunk `full` its first 32 bytes when `half` (then full < 16), the rest 0.
+template <bool kTail>
+EDGEATTN_AVX512VNNI inline void StreamWindow(const int8_t* w, const int8_t* x, size_t full, bool half,
+                                             __m512i piece[4]) {
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i r[16];
+#pragma GCC unroll 16
+  for (size_t j = 0; j < 16; ++j) {
+    if (!kTail || j < full) {
+      const __m512i wv = _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), offset);
+      r[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv, _mm512_loadu_si512(x + 64 * j));
+    } else if (j == full && half) {
+      const __mmask64 m = 0xFFFFFFFFull;
+      const __m512i wv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, w + 64 * j), offset);
+      r[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv, _mm512_maskz_loadu_epi8(m, x + 64 * j));
+    } else {
+      r[j] = _mm512_setzero_si512();
+    }
+  }
+  ReducePieces(r, piece);
+}
+
+// 16 flattened groups' products ((float)(s + offset) * scale) * sx, lanes [0, valid) stored at out.
+EDGEATTN_AVX512VNNI inline void StreamProducts16(__m512i s, const int32_t* off, const float* scale, const float* sx,
+                                                 size_t valid, float* out) {
+  s = _mm512_add_epi32(s, _mm512_loadu_si512(off));
+  if (valid >= 16) {
+    const __m512 t = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_loadu_ps(scale)), _mm512_loadu_ps(sx));
+    _mm512_storeu_ps(out, t);
+    return;
+  }
+  const __mmask16 m = static_cast<__mmask16>((1u << valid) - 1);  // the other lanes: scale 0, product 0
+  const __m512 t =
+      _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_maskz_loadu_ps(m, scale)), _mm512_loadu_ps(sx));
+  _mm512_mask_storeu_ps(out, m, t);
+}
+
+// A window's groups (16 at group 64, 32 at group 32) from its pieces: flattened group f (of the block) at f,
+// `valid` of them real.
+template <size_t kGroup>
+EDGEATTN_AVX512VNNI inline void StreamGroups(const Q8StreamRow& r, const __m512i piece[4], const float* scale, size_t f,
+                                             size_t g_in_row, size_t valid) {
+  const int32_t* off = r.offr + g_in_row;
+  const float* sx = r.sxr + g_in_row;
+  if (kGroup == 64) {
+    const __m512i s = _mm512_add_epi32(_mm512_add_epi32(piece[0], piece[1]), _mm512_add_epi32(piece[2], piece[3]));
+    StreamProducts16(s, off, scale + f, sx, valid, r.products + f);
+    return;
+  }
+  const __m512i even = _mm512_add_epi32(piece[0], piece[1]), odd = _mm512_add_epi32(piece[2], piece[3]);
+  const __m512i lo_idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i hi_idx = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  StreamProducts16(_mm512_permutex2var_epi32(even, lo_idx, odd), off, scale + f, sx, valid, r.products + f);
+  if (valid > 16) {
+    StreamProducts16(_mm512_permutex2var_epi32(even, hi_idx, odd), off + 16, scale + f + 16, sx + 16, valid - 16,
+                     r.products + f + 16);
+  }
+}
+
+// Outputs o .. o + count - 1: acc = 0, then + products[k][g] for g in order, lanes = outputs (lanes past count
+// repeat the last output); y = bias ? acc + bias : acc.
+EDGEATTN_AVX512VNNI inline void StreamFinish(const Q8StreamRow& r, size_t o, size_t count) {
+  const size_t groups = r.groups;
+  __m512 acc = _mm512_setzero_ps();
+  for (size_t g0 = 0; g0 < groups; g0 += 16) {
+    const size_t ng = groups - g0 < 16 ? groups - g0 : 16;
+    const __mmask16 m = static_cast<__mmask16>((1u << ng) - 1);
+    __m512i t[16];
+    for (size_t k = 0; k < 16; ++k) {
+      const float* row = r.products + (k < count ? k : count - 1) * groups + g0;
+      t[k] = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, row));
+    }
+    Transpose16x16(t);
+#pragma GCC unroll 16
+    for (size_t j = 0; j < 16; ++j) {
+      if (j < ng) acc = _mm512_add_ps(acc, _mm512_castsi512_ps(t[j]));
+    }
+  }
+  const __mmask16 out = OutputMask(count);
+  if (r.bias != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(out, r.bias + o));
+  _mm512_mask_storeu_ps(r.y + o, out, acc);
+}
+
+template <size_t kGroup>
+EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
+  const size_t in = r.in, groups = r.groups;
+  const int8_t* w_end = r.w + r.outputs * in;
+  for (size_t o = 0; o < r.outputs; o += 16) {
+    const size_t count = r.outputs - o < 16 ? r.outputs - o : 16;
+    const int8_t* w = r.w + o * in;
+    const float* scale = r.scale + o * groups;
+    const size_t bytes = count * in;
+    size_t c = 0, xo = 0;  // the window's byte in the block, and in the row
+    __m512i piece[4];
+    for (; c + kStreamWindow <= bytes; c += kStreamWindow) {
+      const int8_t* p = w + c;
+      if (w_end - p > static_cast<ptrdiff_t>(kStreamAheadBytes + kStreamWindow)) {
+#pragma GCC unroll 16
+        for (size_t j = 0; j < kStreamWindow; j += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(p) + kStreamAheadBytes + j, _MM_HINT_T0);
+      }
+      StreamWindow<false>(p, r.xr + xo, 16, false, piece);
+      StreamGroups<kGroup>(r, piece, scale, c / kGroup, xo / kGroup, kStreamWindow / kGroup);
+      xo += kStreamWindow;
+      while (xo >= in) xo -= in;
+    }
+    if (c < bytes) {
+      const size_t left = bytes - c;
+      StreamWindow<true>(w + c, r.xr + xo, left / 64, left % 64 != 0, piece);
+      StreamGroups<kGroup>(r, piece, scale, c / kGroup, xo / kGroup, left / kGroup);
+    }
+    StreamFinish(r, o, count);
+  }
+}
+
 }  // namespace
+
+void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept {
+  if (r.group_size == 64) {
+    StreamRow<64>(r);
+  } else {
+    StreamRow<32>(r);
+  }
+}
 
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept {
   // A block that packs and has one row is a call with one row: no later block needs the panel.
@@ -283,6 +420,7 @@ namespace edgeattn {
 namespace internal {
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept { (void)b; }
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept { (void)b; }
+void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept { (void)r; }
 }  // namespace internal
 }  // namespace edgeattn
 
