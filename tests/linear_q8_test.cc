@@ -225,6 +225,7 @@ TEST_P(LinearQ8Test, ActQ8SpecialRows) {
     x[2 * in + 2 * gs + i] = (i % 2 ? -1.0f : 1.0f) * 3.0f;  // every value at +-127
     x[3 * in + i] = -0x1p-149f * static_cast<float>(i);      // subnormals down to the smallest
     x[4 * in + 3 * gs + i] = rng.Normal() * 1e30f;           // huge values: products overflow to inf
+    x[5 * in + i] = (i % 3 ? -1.0f : 1.0f) * 3.4028235e38f;  // the largest finite floats (valid input)
   }
   for (size_t i = 0; i < in; ++i) {
     m.q[0 * in + i] = 127, m.q[1 * in + i] = -128, m.q[2 * in + i] = -127;  // saturated weight rows
@@ -626,7 +627,11 @@ TEST_P(LinearQ8Errors, InvalidShape) {
 TEST_P(LinearQ8Errors, InvalidArgument) {
   EXPECT_EQ(Call(static_cast<Q8Activations>(2)), Status::kInvalidArgument);
   EXPECT_EQ(Call(static_cast<Q8Activations>(-1)), Status::kInvalidArgument);
-  for (float bad : {kNaN, kInf, -kInf}) {
+  float negative_nan, signaling_nan;
+  const uint32_t negative_nan_bits = 0xFFC00000u, signaling_nan_bits = 0x7F800001u;
+  std::memcpy(&negative_nan, &negative_nan_bits, sizeof negative_nan);
+  std::memcpy(&signaling_nan, &signaling_nan_bits, sizeof signaling_nan);
+  for (float bad : {kNaN, kInf, -kInf, negative_nan, signaling_nan}) {
     x[kIn + 5] = bad;
     EXPECT_EQ(Call(Q8Activations::kQ8), Status::kInvalidArgument);
     // Argument before workspace size: a non-finite x with no workspace at all.
