@@ -14,6 +14,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "lib/linear_q8/linear_q8_kernels.h"
 #include "tests/fp_env.h"
 #include "tests/test_util.h"
@@ -444,6 +449,80 @@ TEST(LinearQ8Quantize, SameBitsAsTheKvCache) {
     ASSERT_EQ(Bits(cache_scale), Bits(scale[r])) << r;
   }
 }
+
+#if defined(__linux__)
+// Bytes placed so that they end where an inaccessible page begins: a kernel that loads one byte past them faults.
+class AtPageEnd {
+ public:
+  explicit AtPageEnd(size_t bytes) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    span_ = (bytes + page - 1) / page * page + page;
+    base_ = mmap(nullptr, span_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base_ == MAP_FAILED) {
+      base_ = nullptr;
+      return;
+    }
+    unsigned char* guard = static_cast<unsigned char*>(base_) + span_ - page;
+    if (mprotect(guard, page, PROT_NONE) != 0) return;
+    data_ = guard - bytes;
+  }
+  ~AtPageEnd() {
+    if (base_ != nullptr) munmap(base_, span_);
+  }
+  AtPageEnd(const AtPageEnd&) = delete;
+  AtPageEnd& operator=(const AtPageEnd&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  void* base_ = nullptr;
+  void* data_ = nullptr;
+  size_t span_ = 0;
+};
+
+// W's values and scales each end at a page after which nothing is readable; x, y and the workspace too. Shapes
+// whose last block of the one-row stream kernels ends in half a chunk (an odd count of 32-byte groups), short rows,
+// one output. The results are the formula's (ACT_Q8) and each output alone's (ACT_F32).
+TEST_P(LinearQ8Test, ReadsNothingPastItsArguments) {
+  Rng rng;
+  struct Shape {
+    size_t rows, in, out, gs;
+  };
+  for (const Shape& sh : {Shape{1, 288, 3, 32}, Shape{1, 288, 17, 32}, Shape{1, 32, 1, 32}, Shape{1, 96, 7, 32},
+                          Shape{1, 576, 5, 64}, Shape{1, 1088, 9, 64}, Shape{2, 288, 3, 32}}) {
+    const size_t groups = sh.in / sh.gs;
+    AtPageEnd q(sh.out * sh.in), scale(sh.out * groups * 4), x(sh.rows * sh.in * 4), y(sh.rows * sh.out * 4);
+    ASSERT_NE(q.data(), nullptr);
+    ASSERT_NE(scale.data(), nullptr);
+    ASSERT_NE(x.data(), nullptr);
+    ASSERT_NE(y.data(), nullptr);
+    int8_t* qv = static_cast<int8_t*>(q.data());
+    float* sv = static_cast<float*>(scale.data());
+    float* xv = static_cast<float*>(x.data());
+    float* yv = static_cast<float*>(y.data());
+    for (size_t i = 0; i < sh.out * sh.in; ++i) qv[i] = static_cast<int8_t>(rng.Index(256) - 128);
+    for (size_t i = 0; i < sh.out * groups; ++i) sv[i] = rng.Uniform(0.0f, 0.02f);
+    for (size_t i = 0; i < sh.rows * sh.in; ++i) xv[i] = rng.Normal();
+    const Q8Matrix w{qv, sv, sh.out, sh.in, sh.gs};
+    const std::vector<float> expected = FormulaQ8(xv, sh.rows, w, nullptr);
+    const size_t ws_size = edgeattn::LinearQ8WorkspaceSize(sh.rows, w, Q8Activations::kQ8);
+    AtPageEnd ws(ws_size);
+    ASSERT_NE(ws.data(), nullptr);
+    for (const Impl& impl : Impls(IsScalarPath(), sh.gs)) {
+      ASSERT_EQ(RunImpl(impl, xv, sh.rows, w, nullptr, Q8Activations::kQ8, yv, ws.data(), ws_size), Status::kOk);
+      for (size_t i = 0; i < expected.size(); ++i) {
+        ASSERT_EQ(Bits(yv[i]), Bits(expected[i])) << impl.name << " in=" << sh.in << " out=" << sh.out << " at " << i;
+      }
+      ASSERT_EQ(RunImpl(impl, xv, sh.rows, w, nullptr, Q8Activations::kF32, yv, nullptr, 0), Status::kOk);
+      for (size_t o = 0; o < sh.out; ++o) {
+        const Q8Matrix row{qv + o * sh.in, sv + o * groups, 1, sh.in, sh.gs};
+        float one[2];
+        ASSERT_EQ(RunImpl(impl, xv, sh.rows, row, nullptr, Q8Activations::kF32, one, nullptr, 0), Status::kOk);
+        for (size_t r = 0; r < sh.rows; ++r) ASSERT_EQ(Bits(yv[r * sh.out + o]), Bits(one[r])) << impl.name;
+      }
+    }
+  }
+}
+#endif
 
 // ---- The work split: every part, in reverse order, writes the single call's bits.
 TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
