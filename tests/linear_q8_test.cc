@@ -371,15 +371,17 @@ TEST_P(LinearQ8Test, ActF32EachOutputAsAlone) {
       TestMatrix m(out, in, gs, 0);
       FillRandom(rng, x, m);
       std::vector<float> all(rows * out), one(rows);
-      ASSERT_EQ(edgeattn::LinearQ8(x.data(), rows, m.w, nullptr, Q8Activations::kF32, all.data(), nullptr, 0),
-                Status::kOk);
-      for (size_t o = 0; o < out; ++o) {
-        const edgeattn::Q8Matrix row{m.q + o * in, m.scale.data() + o * groups, 1, in, gs};
-        ASSERT_EQ(edgeattn::LinearQ8(x.data(), rows, row, nullptr, Q8Activations::kF32, one.data(), nullptr, 0),
+      for (const Impl& impl : Impls(IsScalarPath(), gs)) {
+        ASSERT_EQ(RunImpl(impl, x.data(), rows, m.w, nullptr, Q8Activations::kF32, all.data(), nullptr, 0),
                   Status::kOk);
-        for (size_t r = 0; r < rows; ++r) {
-          ASSERT_EQ(Bits(all[r * out + o]), Bits(one[r]))
-              << "rows=" << rows << " in=" << in << " at [" << r << "][" << o << "]";
+        for (size_t o = 0; o < out; ++o) {
+          const edgeattn::Q8Matrix row{m.q + o * in, m.scale.data() + o * groups, 1, in, gs};
+          ASSERT_EQ(RunImpl(impl, x.data(), rows, row, nullptr, Q8Activations::kF32, one.data(), nullptr, 0),
+                    Status::kOk);
+          for (size_t r = 0; r < rows; ++r) {
+            ASSERT_EQ(Bits(all[r * out + o]), Bits(one[r]))
+                << impl.name << " rows=" << rows << " in=" << in << " at [" << r << "][" << o << "]";
+          }
         }
       }
     }

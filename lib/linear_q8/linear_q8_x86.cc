@@ -39,7 +39,9 @@ namespace edgeattn {
 namespace internal {
 namespace {
 
-constexpr size_t kStreamAheadBytes = 8192;
+// How far ahead of a window the stream kernel requests W's lines (into L1): 8 KiB ran at least as fast as the
+// 4 KiB of lib/common/prefetch-inl.h's float stream, 2 KiB and 12 KiB no faster (docs/performance.md).
+constexpr size_t kQ8StreamAheadBytes = 8192;
 
 // Four int8 of x as one dword broadcast to every lane (any alignment).
 EDGEATTN_AVX512VNNI inline __m512i BroadcastDword(const int8_t* p) {
@@ -371,10 +373,10 @@ EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
     __m512i piece[4];
     for (; c + kStreamWindow <= bytes; c += kStreamWindow) {
       const int8_t* p = w + c;
-      if (w_end - p > static_cast<ptrdiff_t>(kStreamAheadBytes + kStreamWindow)) {
+      if (w_end - p > static_cast<ptrdiff_t>(kQ8StreamAheadBytes + kStreamWindow)) {
 #pragma GCC unroll 16
         for (size_t j = 0; j < kStreamWindow; j += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(p) + kStreamAheadBytes + j, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(p) + kQ8StreamAheadBytes + j, _MM_HINT_T0);
       }
       StreamWindow<false>(p, r.xr + xo, 16, false, piece);
       StreamGroups<kGroup>(r, piece, scale, c / kGroup, xo / kGroup, kStreamWindow / kGroup);
