@@ -530,8 +530,10 @@ TEST_P(LinearQ8Test, ReadsNothingPastItsArguments) {
 TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
   if (IsScalarPath()) GTEST_SKIP() << "the split runs the SIMD entry points";
   Rng rng;
-  for (size_t out : {7, 513, 1300, 9000}) {
-    const size_t rows = out % 2 == 0 ? 3 : 1, in = out == 513 ? 288 : 64, gs = 32;
+  // One row: 288 -> 2 parts of 144, 513 -> 4 of 144 (the last 81), 2050 -> 15 of 144 (the last 34), 4100 -> 16;
+  // three rows: parts of at least 512 outputs.
+  for (size_t out : {7, 288, 513, 1300, 2050, 4100, 9000}) {
+    const size_t rows = out == 1300 || out == 9000 ? 3 : 1, in = out == 513 || out == 288 ? 288 : 64, gs = 32;
     GuardedBuffer x(rows * in, 1), b(out, 0);
     TestMatrix m(out, in, gs, 0);
     FillRandom(rng, x, m);
@@ -552,6 +554,22 @@ TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
       EXPECT_EQ(edgeattn::LinearQ8Part(x.data(), rows, m.w, b.data(), act, parts, split.data(), ws.data(), ws_size),
                 Status::kInvalidArgument);
     }
+  }
+}
+
+// The part counts of linear_q8.h's rule, worked by hand: one row, the largest power of two P <= 16 with
+// out / P >= 128, parts of ceil(out / P) rounded up to 16 outputs; more rows, parts of at least 512 outputs.
+TEST(LinearQ8Split, PartCountsFollowTheHeadersRule) {
+  const struct {
+    size_t rows, out, parts;
+  } cases[] = {{1, 1, 1},   {1, 255, 1},  {1, 256, 2},   {1, 288, 2},    {1, 511, 2},    {1, 512, 4},
+               {1, 768, 4}, {1, 1024, 8}, {1, 2048, 16}, {1, 2050, 15},  {1, 32000, 16}, {2, 288, 1},
+               {2, 768, 2}, {3, 1024, 2}, {64, 4096, 8}, {64, 32000, 16}};
+  std::vector<int8_t> q(32000 * 32, 1);
+  std::vector<float> scale(32000, 1.0f);
+  for (const auto& c : cases) {
+    const edgeattn::Q8Matrix w{q.data(), scale.data(), c.out, 32, 32};
+    EXPECT_EQ(edgeattn::LinearQ8PartCount(c.rows, w), c.parts) << c.rows << " x " << c.out;
   }
 }
 

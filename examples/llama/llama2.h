@@ -107,11 +107,14 @@ enum class Kernels : int {
 
 constexpr size_t kDefaultChunk = 64;  // rows per prefill call: activations of 64 tokens
 constexpr size_t kMaxWorkers = 256;
-// Waking a sleeping thread costs 10-50 us on the VMs of docs/performance.md, about 2^17 multiply-adds of one core's
-// SIMD attention: less work than that is not worth splitting. A stories260K decode step (8 heads of 8 over at most
-// 512 positions: 2^16) stays on the calling thread; split, it ran at 0.71x of one thread (bench
-// model/260K/f32/kv=f32/j=2,decode, pool of llama2_pool.h, a busy machine).
-constexpr size_t kDefaultMinSplitWork = size_t{1} << 17;
+// A call into the pool and back costs about 0.1 us with the workers spinning (llama2_pool.h), but each part
+// repeats its call's fixed work (the checks; with Q8 activations, the quantisation of x), and waking a sleeping
+// worker costs 10-50 us on the VMs of docs/performance.md: work under 2^16 multiply-adds stays on the calling
+// thread. stories15M's 288 x 288 layers (2^16.3) split: two threads ran its Q8 decode at 1.65x one thread (median
+// of 18 alternations) against 1.61x at 2^17 and 1.59x at 2^15 (docs/performance.md, "Two threads on a small
+// model"). stories260K's calls stay under it (its attention, 8 heads of 8, reaches 2^16 only at position 512, the
+// last of its context); split, its decode ran at 0.71x of one thread.
+constexpr size_t kDefaultMinSplitWork = size_t{1} << 16;
 
 struct Options {
   edgeattn::KvType kv_type = edgeattn::KvType::kF32;

@@ -43,17 +43,27 @@ class ThreadPool {
   bool WaitForCall(size_t* seen);  // false: the pool is stopping
   void TakeParts(size_t worker);
 
+  // Each field that one thread writes while another polls has a cache line of its own: a worker polling
+  // generation_ does not slow the caller's writes of next_ and busy_, nor the other way round.
+  struct alignas(64) Call {
+    std::atomic<size_t> generation{0};  // one per Run; its release publishes fn, job, parts (same line: one transfer)
+    Parallel::PartFn fn = nullptr;
+    void* job = nullptr;
+    size_t parts = 0;
+  };
+  struct alignas(64) Counter {
+    std::atomic<size_t> value{0};
+  };
+
+  Call call_;
+  Counter next_;      // the next part index to take
+  Counter busy_;      // threads still in this generation's parts
+  Counter sleepers_;  // workers in (or entering) the condition variable's wait: Run locks the mutex only for them
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;  // guards the sleeping side, so that no wake-up is lost
+  std::condition_variable wake_;
   std::vector<std::thread> threads_;
   const unsigned spin_us_;
-  std::mutex mutex_;  // guards the sleeping side: generation_ changes under it, so no wake-up is lost
-  std::condition_variable wake_;
-  std::atomic<size_t> generation_{0};  // one per Run; its release publishes fn_, job_, parts_
-  std::atomic<size_t> busy_{0};        // threads still in this generation's parts
-  std::atomic<bool> stop_{false};
-  Parallel::PartFn fn_ = nullptr;
-  void* job_ = nullptr;
-  size_t parts_ = 0;
-  std::atomic<size_t> next_{0};
 };
 
 }  // namespace llama2

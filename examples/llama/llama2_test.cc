@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -278,6 +279,41 @@ void ExpectSplitBitIdentical(std::vector<unsigned char> file, const std::vector<
 
 constexpr bool kThreads = EDGEATTN_TEST_THREADS;
 
+// The pool itself: every part of every call exactly once, the worker index in range, with workers that spin
+// between calls and with workers that sleep at once (the path where Run wakes them), over calls of 0 .. 8 parts.
+struct PoolCall {
+  std::atomic<unsigned> runs[8];
+  std::atomic<unsigned> bad_worker{0};
+  size_t workers = 0;
+};
+
+void CountPart(void* job, size_t part, size_t worker) {
+  PoolCall* call = static_cast<PoolCall*>(job);
+  call->runs[part].fetch_add(1);
+  if (worker >= call->workers) call->bad_worker.fetch_add(1);
+}
+
+TEST(Llama2Pool, EveryPartOnceInEveryCall) {
+  if (!kThreads) GTEST_SKIP() << "no threads in this build";
+  for (unsigned spin_us : {0u, ThreadPool::kDefaultSpinMicroseconds}) {
+    for (size_t workers : {size_t{2}, size_t{3}}) {
+      ThreadPool pool(workers, spin_us);
+      const Parallel parallel = pool.parallel();
+      for (size_t c = 0; c < 3000; ++c) {
+        PoolCall call;
+        for (std::atomic<unsigned>& r : call.runs) r.store(0);
+        call.workers = workers;
+        const size_t parts = c % 9;
+        parallel.run(parallel.pool, CountPart, &call, parts);
+        for (size_t p = 0; p < 8; ++p) {
+          ASSERT_EQ(call.runs[p].load(), p < parts ? 1u : 0u) << "call " << c << ", part " << p << ", spin " << spin_us;
+        }
+        ASSERT_EQ(call.bad_worker.load(), 0u);
+      }
+    }
+  }
+}
+
 TEST(Llama2Threads, BitIdenticalToOneThread) {
   Reference r;
   if (!LoadReference("s260k_f32", &r)) GTEST_SKIP() << "no reference";
@@ -288,8 +324,9 @@ TEST(Llama2Threads, BitIdenticalToOneThread) {
   }
 }
 
-// Q8 weights, both activation modes. stories260K's matrices are one linear_q8 part each (parts hold at least 512
-// outputs): the split runs Q, K and V (and the gate and up) as parts of one job.
+// Q8 weights, both activation modes. stories260K's layer matrices are one linear_q8 part each (one row's parts
+// hold at least 128 outputs, more rows' 512; its classifier's 512 outputs are 4 parts in a decode step): the split
+// runs Q, K and V (and the gate and up) as parts of one job.
 TEST(Llama2Threads, Q8WeightsBitIdenticalToOneThread) {
   Reference r;
   if (!LoadReference("s260k_q8.act_q8", &r)) GTEST_SKIP() << "no reference";

@@ -269,8 +269,10 @@ edgeattn_status edgeattn_linear_q8(const float* x, size_t rows, const edgeattn_q
 /* The work split for the application's threads (as for attention): parts are blocks of output features, counted
    from the shape only (0 for invalid arguments); part p writes y[r][o] for its outputs and every row, in any order,
    on any thread, each part with its own workspace of edgeattn_linear_q8_workspace_size bytes; all parts together
-   write exactly the bits of edgeattn_linear_q8. Parts are multiples of 16 outputs, at least 512 each (every part
-   quantizes all of x), at most 16. A bad part index is INVALID_ARGUMENT. */
+   write exactly the bits of edgeattn_linear_q8. With two or more rows, parts are multiples of 16 outputs, at least
+   512 each (every part quantizes all of x), at most 16; with one row, out is shared by the largest power of two
+   P <= 16 with out / P >= 128 (parts of ceil(out / P) rounded up to a multiple of 16, the last shorter). A bad part
+   index is INVALID_ARGUMENT. */
 size_t edgeattn_linear_q8_part_count(size_t rows, const edgeattn_q8_matrix* w);
 edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
                                         edgeattn_q8_activations act, size_t part, float* y, void* workspace,

@@ -115,12 +115,15 @@ size_t LinearQ8WorkspaceSize(size_t rows, const Q8Matrix& w, Q8Activations act) 
 [[nodiscard]] Status LinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
                               float* y, void* workspace, size_t workspace_size) noexcept;
 
-// The work split for the application's threads: parts are blocks of output features (multiples of 16, at least
-// 512 outputs each, at most 16 parts), counted from the shape only (0 for invalid arguments). Part p writes
-// y[r][o] for its outputs and every row, in any order, on any thread, each part with its own workspace of
-// LinearQ8WorkspaceSize bytes (every part quantises all rows of x itself: few, large parts keep that cost
-// small); all parts together write exactly the bits of LinearQ8. LinearQ8Part has LinearQ8's errors, in its
-// order (its overlap check covers all of y), and kInvalidArgument for part >= LinearQ8PartCount(rows, w).
+// The work split for the application's threads: parts are blocks of output features, counted from the shape only
+// (0 for invalid arguments). Two or more rows: multiples of 16 outputs, at least 512 each, at most 16 parts. One
+// row (a decode step): out is shared by the largest power of two P <= 16 with out / P >= 128, each part
+// ceil(out / P) rounded up to a multiple of 16 outputs, the last one shorter (so 288 outputs make 2 parts of 144,
+// 768 make 4 of 192, 32000 make 16 of 2000). Part p writes y[r][o] for its outputs and every row, in any order, on
+// any thread, each part with its own workspace of LinearQ8WorkspaceSize bytes (every part quantises all rows of x
+// itself: few, large parts keep that cost small); all parts together write exactly the bits of LinearQ8. LinearQ8Part
+// has LinearQ8's errors, in its order (its overlap check covers all of y), and kInvalidArgument for part >=
+// LinearQ8PartCount(rows, w).
 size_t LinearQ8PartCount(size_t rows, const Q8Matrix& w) noexcept;
 [[nodiscard]] Status LinearQ8Part(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
                                   size_t part, float* y, void* workspace, size_t workspace_size) noexcept;

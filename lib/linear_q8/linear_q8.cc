@@ -26,8 +26,23 @@ namespace {
 
 using internal::LinearQ8Problem;
 
-// Every part quantises all of x itself: at least 512 outputs per part keep that repeated cost small.
+// Every part quantises all of x itself: at least 512 outputs per part keep that repeated cost small where the
+// kernel is compute-bound (two or more rows).
 constexpr size_t kQ8PartMinOutputs = 512;
+
+// One row (a decode step): the kernel streams W, and quantising x costs a few percent of 128 outputs' rows. The
+// split is a power of two of equal parts (multiples of 16 outputs, at least 128, at most 16 parts), so that 2, 4 or
+// 8 threads share even the small layers evenly: 288 outputs make two parts of 144 (with at least 512 per part they
+// were one part, and 128-output parts would be 128, 128 and 32, one thread idle for a third of the call;
+// docs/performance.md, "Two threads on a small model").
+constexpr size_t kQ8RowPartMinOutputs = 128;
+
+size_t Q8PartSize(size_t rows, size_t out) {
+  if (rows != 1) return internal::OutputPartSize(out, kQ8PartMinOutputs);
+  size_t parts = 1;
+  while (parts < 16 && out / (2 * parts) >= kQ8RowPartMinOutputs) parts *= 2;
+  return (out / parts + (out % parts != 0 ? 1 : 0) + 15) / 16 * 16;
+}
 
 // The finish step gathers the scales of 16 outputs with int32 indices up to 15 * groups.
 constexpr size_t kQ8MaxGroups = (size_t{1} << 27);
@@ -84,8 +99,7 @@ Status MakeQ8Problem(const float* x, size_t rows, const Q8Matrix& w, const float
   for (const internal::ByteRange& in : inputs) {
     if (internal::Overlap(y_range, in) || internal::Overlap(ws_range, in)) return Status::kOverlap;
   }
-  const size_t per_part =
-      part == SIZE_MAX ? w.out_features : internal::OutputPartSize(w.out_features, kQ8PartMinOutputs);
+  const size_t per_part = part == SIZE_MAX ? w.out_features : Q8PartSize(rows, w.out_features);
   const size_t first = part == SIZE_MAX ? 0 : part * per_part;
   *p = LinearQ8Problem{x,
                        rows,
@@ -141,7 +155,7 @@ size_t LinearQ8PartCount(size_t rows, const Q8Matrix& w) noexcept {
       !internal::FloatBytes(rows, w.out_features, 1, &y_bytes)) {
     return 0;
   }
-  const size_t per_part = internal::OutputPartSize(w.out_features, kQ8PartMinOutputs);
+  const size_t per_part = Q8PartSize(rows, w.out_features);
   return (w.out_features + per_part - 1) / per_part;
 }
 
