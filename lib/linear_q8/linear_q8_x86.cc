@@ -364,6 +364,7 @@ template <size_t kGroup>
 EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
   const size_t in = r.in, groups = r.groups;
   const int8_t* w_end = r.w + r.outputs * in;
+  const float* scale_end = r.scale + r.outputs * groups;
   for (size_t o = 0; o < r.outputs; o += 16) {
     const size_t count = r.outputs - o < 16 ? r.outputs - o : 16;
     const int8_t* w = r.w + o * in;
@@ -377,6 +378,12 @@ EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
 #pragma GCC unroll 16
         for (size_t j = 0; j < kStreamWindow; j += 64)
           _mm_prefetch(reinterpret_cast<const char*>(p) + kQ8StreamAheadBytes + j, _MM_HINT_T0);
+        // The scales of the window as far ahead (the next block's follow this one's).
+        const float* s = scale + (c + kQ8StreamAheadBytes) / kGroup;
+        if (scale_end - s > static_cast<ptrdiff_t>(kStreamWindow / kGroup)) {
+          for (size_t j = 0; j < kStreamWindow / kGroup * sizeof(float); j += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(s) + j, _MM_HINT_T0);
+        }
       }
       StreamWindow<false>(p, r.xr + xo, 16, false, piece);
       StreamGroups<kGroup>(r, piece, scale, c / kGroup, xo / kGroup, kStreamWindow / kGroup);
