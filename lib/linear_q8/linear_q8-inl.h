@@ -324,10 +324,14 @@ HWY_INLINE void LinearQ8F32Block1x2(D d, const float* HWY_RESTRICT x, const inte
   const float* s0 = p.w.scale + o * groups;
   const float* s1 = s0 + groups;
   const int8_t* next = o + 4 <= p.o_end ? w0 + 2 * in : nullptr;
+  const float* next_scales = s0 + 2 * groups;  // with next: their 8 * groups bytes of scales, a line every 8 groups
   auto acc0 = hn::Zero(d), acc1 = acc0;
   for (size_t g = 0; g < groups; ++g) {
     auto a0 = hn::Zero(d), a1 = a0;
-    if (next != nullptr) PrefetchBytes(Ahead::kL1, next, 2 * g * gs, 2 * (g + 1) * gs);
+    if (next != nullptr) {
+      PrefetchBytes(Ahead::kL1, next, 2 * g * gs, 2 * (g + 1) * gs);
+      if (g % 8 == 0) PrefetchBytes(Ahead::kL1, next_scales, 8 * g, 8 * g + 1);
+    }
     for (size_t i = g * gs; i < (g + 1) * gs; i += N) {
       const auto xv = hn::LoadU(d, x + i);
       a0 = hn::MulAdd(xv, LoadQ8AsFloat(d, w0 + i), a0), a1 = hn::MulAdd(xv, LoadQ8AsFloat(d, w1 + i), a1);
