@@ -6,9 +6,10 @@
 //
 // Between calls a worker first spins (polling the call counter, with the CPU's pause hint) for `spin_us`
 // microseconds, then sleeps on a condition variable. A decode step makes a call every few microseconds to a few
-// hundred (stories15M: 3 linear jobs and the classifier per layer), and waking a sleeping thread costs 10-50 us
-// on the VMs of docs/performance.md: a spinning worker starts within a fraction of a microsecond. The spin ends
-// once the program stops calling (sampling, printing, waiting for input), so idle workers sleep.
+// hundred (stories15M: Q/K/V, attention, wo, gate/up and w2 per layer, then the classifier), and waking a sleeping
+// thread costs 10-50 us on the VMs of docs/performance.md: a spinning worker starts within a fraction of a
+// microsecond, and Run takes the mutex only when a worker sleeps. The spin ends once the program stops calling
+// (sampling, printing, waiting for input), so idle workers sleep.
 #ifndef EDGEATTN_EXAMPLES_LLAMA_LLAMA2_POOL_H_
 #define EDGEATTN_EXAMPLES_LLAMA_LLAMA2_POOL_H_
 
@@ -44,7 +45,7 @@ class ThreadPool {
   void TakeParts(size_t worker);
 
   // Each field that one thread writes while another polls has a cache line of its own: a worker polling
-  // generation_ does not slow the caller's writes of next_ and busy_, nor the other way round.
+  // call_.generation does not slow the caller's writes of next_ and busy_, nor the other way round.
   struct alignas(64) Call {
     std::atomic<size_t> generation{0};  // one per Run; its release publishes fn, job, parts (same line: one transfer)
     Parallel::PartFn fn = nullptr;
