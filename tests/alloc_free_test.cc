@@ -312,6 +312,9 @@ TEST_P(AllocFreeTest, NoKernelCallAllocates) {
         (void)edgeattn_linear_q8_part(q8_x.data(), 9, &q8c, nullptr, EDGEATTN_Q8_ACT_F32, part, q8_y.data(), nullptr,
                                       0);
       }
+      (void)edgeattn_linear_q8_part_range(q8_x.data(), 9, &q8c, nullptr, EDGEATTN_Q8_ACT_Q8, 0,
+                                          edgeattn_linear_q8_part_count(9, &q8c), q8_y.data(), q8_ws.data(),
+                                          q8_ws.size());
       for (size_t part = 0; part < edgeattn_linear_transposed_part_count(9, 16, 24); ++part) {
         (void)edgeattn_linear_transposed_part(x.data(), 9, 16, weight.data(), nullptr, 24, part, y.data());
       }

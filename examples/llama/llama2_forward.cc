@@ -94,6 +94,15 @@ size_t PartCount(size_t rows, const Matrix& w) {
                           : edgeattn::LinearQ8PartCount(rows, w.q8);
 }
 
+// The pool's jobs per layer: float weights, one per part (the pool hands them out as threads come free); int8
+// weights, at most one range of parts per worker (LinearQ8PartRange), since every linear_q8 call quantises x
+// again: on stories15M's decode, 2 ranges instead of 4 parts of each 768-output layer and 8 instead of 16 for the
+// classifier made the two-thread step about 5% faster (docs/performance.md, "Two threads on a small model").
+size_t JobCount(const Model* m, size_t rows, const Matrix& w) {
+  const size_t parts = PartCount(rows, w);
+  return w.f32 != nullptr || parts <= m->options.workers ? parts : m->options.workers;
+}
+
 // Layers that read the same input (Q, K, V; the gate and up), their parts numbered one after the other, so that one
 // wake-up of the pool runs all of them.
 constexpr size_t kMaxProjections = 3;
@@ -103,7 +112,7 @@ struct LinearJob {
   size_t rows;
   const Projection* projections;
   size_t count;
-  size_t first_part[kMaxProjections + 1];  // projection j's parts are [first_part[j], first_part[j + 1])
+  size_t first_part[kMaxProjections + 1];  // projection j's jobs (JobCount) are [first_part[j], first_part[j + 1])
   edgeattn::Status status[kMaxWorkers];    // per worker, its first failure: no two workers share a slot
   const char* failed[kMaxWorkers];
 };
@@ -116,11 +125,16 @@ void RunLinearPart(void* job_pointer, size_t part, size_t worker) {
   const Projection& p = job->projections[j];
   const Matrix& w = *p.w;
   const size_t index = part - job->first_part[j];
-  const edgeattn::Status s =
-      w.f32 != nullptr
-          ? edgeattn::LinearTransposedPart(job->x, job->rows, w.in_features, w.f32, nullptr, w.out_features, index, p.y)
-          : edgeattn::LinearQ8Part(job->x, job->rows, w.q8, nullptr, Q8Mode(m), index, p.y,
-                                   m->workspaces + worker * m->workspace_bytes, m->workspace_bytes);
+  edgeattn::Status s;
+  if (w.f32 != nullptr) {
+    s = edgeattn::LinearTransposedPart(job->x, job->rows, w.in_features, w.f32, nullptr, w.out_features, index, p.y);
+  } else {  // range `index` of `ranges`, each a share of the parts as even as whole parts allow
+    const size_t parts = edgeattn::LinearQ8PartCount(job->rows, w.q8);
+    const size_t ranges = job->first_part[j + 1] - job->first_part[j];
+    const size_t first = parts * index / ranges, end = parts * (index + 1) / ranges;
+    s = edgeattn::LinearQ8PartRange(job->x, job->rows, w.q8, nullptr, Q8Mode(m), first, end - first, p.y,
+                                    m->workspaces + worker * m->workspace_bytes, m->workspace_bytes);
+  }
   if (s != edgeattn::Status::kOk && job->status[worker] == edgeattn::Status::kOk) {
     job->status[worker] = s;
     job->failed[worker] = p.step;
@@ -143,7 +157,7 @@ Status Project(Model* m, const float* x, size_t rows, const Projection* projecti
   size_t work = 0, first_part[kMaxProjections + 1] = {0};
   for (size_t j = 0; j < count; ++j) {
     work += rows * projections[j].w->in_features * projections[j].w->out_features;
-    first_part[j + 1] = first_part[j] + PartCount(rows, *projections[j].w);
+    first_part[j + 1] = first_part[j] + JobCount(m, rows, *projections[j].w);
   }
   if (Split(m, work) && first_part[count] > 1) {
     return ProjectInParts(m, x, rows, projections, count, first_part, layer);

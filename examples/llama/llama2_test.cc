@@ -420,7 +420,8 @@ TEST(Llama2Threads, BitIdenticalWithKeyChunks) {
 }
 
 // Layers wider than one part: hidden 1040 and a vocabulary of 1300 are 3 linear_q8 parts (and 5 and 6
-// linear_transposed parts), in both formats and both activation modes; a prefill of 24 rows, then decoding.
+// linear_transposed parts), in both formats and both activation modes; a prefill of 24 rows, then decoding, where
+// each is 8 linear_q8 parts that the two workers take as two ranges of 4 (LinearQ8PartRange).
 TEST(Llama2Threads, WideLayersBitIdenticalToOneThread) {
   std::vector<int> tokens(40);
   std::mt19937 rng(9);

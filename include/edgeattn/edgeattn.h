@@ -277,6 +277,13 @@ size_t edgeattn_linear_q8_part_count(size_t rows, const edgeattn_q8_matrix* w);
 edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgeattn_q8_matrix* w, const float* bias,
                                         edgeattn_q8_activations act, size_t part, float* y, void* workspace,
                                         size_t workspace_size);
+/* Parts [first_part, first_part + part_count) as one call: the bits those parts write one by one, with x quantized
+   once, not once per part (thread t of T can run parts [P * t / T, P * (t + 1) / T) of the P parts in one call).
+   Errors as edgeattn_linear_q8_part's; part_count 0 or first_part + part_count above the part count is
+   INVALID_ARGUMENT. */
+edgeattn_status edgeattn_linear_q8_part_range(const float* x, size_t rows, const edgeattn_q8_matrix* w,
+                                              const float* bias, edgeattn_q8_activations act, size_t first_part,
+                                              size_t part_count, float* y, void* workspace, size_t workspace_size);
 
 /* ---- Elementwise activations (activation.h has the full contracts). For these three functions n = 0 is valid
    and the arrays may then be NULL (an unknown act is still EDGEATTN_ERROR_INVALID_ARGUMENT); n * sizeof(float)

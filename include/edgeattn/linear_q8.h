@@ -128,6 +128,15 @@ size_t LinearQ8PartCount(size_t rows, const Q8Matrix& w) noexcept;
 [[nodiscard]] Status LinearQ8Part(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
                                   size_t part, float* y, void* workspace, size_t workspace_size) noexcept;
 
+// Parts [first_part, first_part + part_count) as one call: the bits those parts write one by one, with x quantised
+// once instead of once per part. For an application with fewer threads than parts: thread t of T runs parts
+// [P * t / T, P * (t + 1) / T) of the P = LinearQ8PartCount(rows, w), one call each (on one row, quantising x and
+// the call's checks cost about what 16 outputs of W do). Errors as LinearQ8Part's, with kInvalidArgument for
+// part_count 0 or first_part + part_count > LinearQ8PartCount(rows, w).
+[[nodiscard]] Status LinearQ8PartRange(const float* x, size_t rows, const Q8Matrix& w, const float* bias,
+                                       Q8Activations act, size_t first_part, size_t part_count, float* y,
+                                       void* workspace, size_t workspace_size) noexcept;
+
 namespace scalar {
 [[nodiscard]] Status Q8Quantize(const float* w, size_t out_features, size_t in_features, size_t group_size, int8_t* q,
                                 float* scale) noexcept;

@@ -242,6 +242,14 @@ edgeattn_status edgeattn_linear_q8_part(const float* x, size_t rows, const edgea
   return ToC(edgeattn::LinearQ8Part(x, rows, FromC(*w), bias, FromC(act), part, y, workspace, workspace_size));
 }
 
+edgeattn_status edgeattn_linear_q8_part_range(const float* x, size_t rows, const edgeattn_q8_matrix* w,
+                                              const float* bias, edgeattn_q8_activations act, size_t first_part,
+                                              size_t part_count, float* y, void* workspace, size_t workspace_size) {
+  if (w == NULL) return EDGEATTN_ERROR_NULL_POINTER;
+  return ToC(edgeattn::LinearQ8PartRange(x, rows, FromC(*w), bias, FromC(act), first_part, part_count, y, workspace,
+                                         workspace_size));
+}
+
 edgeattn_status edgeattn_activation_apply(const float* x, float* y, size_t n, edgeattn_activation act) {
   return ToC(edgeattn::ActivationApply(x, y, n, static_cast<edgeattn::Activation>(RawValue(act))));
 }

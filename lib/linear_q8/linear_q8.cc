@@ -70,9 +70,14 @@ bool ValidQ8Shape(size_t out, size_t in, size_t group_size, size_t* q_bytes, siz
   return internal::FloatBytes(out, in / group_size, 1, scale_bytes);
 }
 
-// LinearQ8's checks, in the common order, for outputs [o_begin, o_end) of part `part` (SIZE_MAX: the whole call).
-Status MakeQ8Problem(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, size_t part,
-                     float* y, void* workspace, size_t workspace_size, LinearQ8Problem* p) {
+// Parts [first, first + count) of the split (LinearQ8Part: one; LinearQ8PartRange: several).
+struct PartSpan {
+  size_t first, count;
+};
+
+// LinearQ8's checks, in the common order, for the outputs of the parts in `span` (null: the whole call).
+Status MakeQ8Problem(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
+                     const PartSpan* span, float* y, void* workspace, size_t workspace_size, LinearQ8Problem* p) {
   if (x == nullptr || y == nullptr || w.q == nullptr || w.scale == nullptr) return Status::kNullPointer;
   size_t q_bytes = 0, scale_bytes = 0, x_bytes = 0, y_bytes = 0;
   if (rows == 0 || !ValidQ8Shape(w.out_features, w.in_features, w.group_size, &q_bytes, &scale_bytes) ||
@@ -85,7 +90,9 @@ Status MakeQ8Problem(const float* x, size_t rows, const Q8Matrix& w, const float
   memcpy(&act_value, &act, sizeof(act_value));
   if (act_value != 0 && act_value != 1) return Status::kInvalidArgument;
   const size_t parts = LinearQ8PartCount(rows, w);
-  if (part != SIZE_MAX && part >= parts) return Status::kInvalidArgument;
+  if (span != nullptr && (span->count == 0 || span->count > parts || span->first > parts - span->count)) {
+    return Status::kInvalidArgument;
+  }
   if (act == Q8Activations::kQ8 && !AllFinite(x, rows * w.in_features)) return Status::kInvalidArgument;
   const size_t need = internal::LinearQ8WorkspaceBytes(rows, w.in_features, w.group_size, act);
   if (workspace_size < need) return Status::kWorkspaceTooSmall;
@@ -99,15 +106,17 @@ Status MakeQ8Problem(const float* x, size_t rows, const Q8Matrix& w, const float
   for (const internal::ByteRange& in : inputs) {
     if (internal::Overlap(y_range, in) || internal::Overlap(ws_range, in)) return Status::kOverlap;
   }
-  const size_t per_part = part == SIZE_MAX ? w.out_features : Q8PartSize(rows, w.out_features);
-  const size_t first = part == SIZE_MAX ? 0 : part * per_part;
+  // (first + count) * per_part <= parts * per_part, out_features rounded up by less than 16 per part: no overflow.
+  const size_t per_part = span == nullptr ? w.out_features : Q8PartSize(rows, w.out_features);
+  const size_t first = span == nullptr ? 0 : span->first * per_part;
+  const size_t end = span == nullptr ? w.out_features : (span->first + span->count) * per_part;
   *p = LinearQ8Problem{x,
                        rows,
                        w,
                        bias,
                        y,
                        first,
-                       first + per_part < w.out_features ? first + per_part : w.out_features,
+                       end < w.out_features ? end : w.out_features,
                        static_cast<unsigned char*>(workspace),
                        internal::ChooseQ8Kernel(w.group_size)};
   return Status::kOk;
@@ -161,10 +170,10 @@ size_t LinearQ8PartCount(size_t rows, const Q8Matrix& w) noexcept {
 
 namespace {
 // The SIMD entry points' one body: checks, then the mode's dispatched driver (kernel < 0: the chooser's pick).
-Status RunLinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, size_t part,
-                   float* y, void* workspace, size_t workspace_size, int kernel) {
+Status RunLinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
+                   const PartSpan* span, float* y, void* workspace, size_t workspace_size, int kernel) {
   LinearQ8Problem p;
-  const Status status = MakeQ8Problem(x, rows, w, bias, act, part, y, workspace, workspace_size, &p);
+  const Status status = MakeQ8Problem(x, rows, w, bias, act, span, y, workspace, workspace_size, &p);
   if (status != Status::kOk) return status;
   if (kernel >= 0) {
     const auto k = static_cast<internal::Q8Kernel>(kernel);
@@ -185,18 +194,26 @@ Status RunLinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* 
 namespace internal {
 Status LinearQ8WithKernel(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
                           float* y, void* workspace, size_t workspace_size, Q8Kernel kernel) noexcept {
-  return RunLinearQ8(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, static_cast<int>(kernel));
+  return RunLinearQ8(x, rows, w, bias, act, nullptr, y, workspace, workspace_size, static_cast<int>(kernel));
 }
 }  // namespace internal
 
 Status LinearQ8Part(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, size_t part,
                     float* y, void* workspace, size_t workspace_size) noexcept {
-  return RunLinearQ8(x, rows, w, bias, act, part, y, workspace, workspace_size, -1);
+  const PartSpan span{part, 1};
+  return RunLinearQ8(x, rows, w, bias, act, &span, y, workspace, workspace_size, -1);
+}
+
+Status LinearQ8PartRange(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act,
+                         size_t first_part, size_t part_count, float* y, void* workspace,
+                         size_t workspace_size) noexcept {
+  const PartSpan span{first_part, part_count};
+  return RunLinearQ8(x, rows, w, bias, act, &span, y, workspace, workspace_size, -1);
 }
 
 Status LinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, float* y,
                 void* workspace, size_t workspace_size) noexcept {
-  return RunLinearQ8(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, -1);
+  return RunLinearQ8(x, rows, w, bias, act, nullptr, y, workspace, workspace_size, -1);
 }
 
 namespace scalar {
@@ -208,7 +225,7 @@ Status Q8Quantize(const float* w, size_t out_features, size_t in_features, size_
 Status LinearQ8(const float* x, size_t rows, const Q8Matrix& w, const float* bias, Q8Activations act, float* y,
                 void* workspace, size_t workspace_size) noexcept {
   LinearQ8Problem p;
-  const Status status = MakeQ8Problem(x, rows, w, bias, act, SIZE_MAX, y, workspace, workspace_size, &p);
+  const Status status = MakeQ8Problem(x, rows, w, bias, act, nullptr, y, workspace, workspace_size, &p);
   if (status != Status::kOk) return status;
   if (act == Q8Activations::kQ8) {
     internal::LinearQ8Scalar(p);

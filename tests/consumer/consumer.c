@@ -325,6 +325,17 @@ static void check_linear_q8(void) {
   }
   CHECK(y[0] == 63.5f && y[1] == -254.0f);
   y[0] = y[1] = 7.0f;
+  CHECK_STATUS(edgeattn_linear_q8_part_range(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, 0, parts, y, ws, ws_size),
+               EDGEATTN_OK);
+  CHECK(y[0] == 63.5f && y[1] == -254.0f);
+  y[0] = y[1] = 7.0f;
+  CHECK_STATUS(edgeattn_linear_q8_part_range(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, 0, 0, y, ws, ws_size),
+               EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_linear_q8_part_range(x, 1, &m, NULL, EDGEATTN_Q8_ACT_Q8, 1, parts, y, ws, ws_size),
+               EDGEATTN_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(edgeattn_linear_q8_part_range(x, 1, NULL, NULL, EDGEATTN_Q8_ACT_Q8, 0, 1, y, ws, ws_size),
+               EDGEATTN_ERROR_NULL_POINTER);
+  CHECK(all_equal(y, 2, 7.0f));
   CHECK_STATUS(edgeattn_linear_q8(x, 1, NULL, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size), EDGEATTN_ERROR_NULL_POINTER);
   CHECK_STATUS(edgeattn_linear_q8(x, 0, &m, NULL, EDGEATTN_Q8_ACT_Q8, y, ws, ws_size), EDGEATTN_ERROR_INVALID_SHAPE);
   CHECK_STATUS(edgeattn_linear_q8(x, 1, &m, NULL, (edgeattn_q8_activations)7, y, ws, ws_size),

@@ -66,10 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
                               : Status::kOk;
   const size_t ws_size = edgeattn::LinearQ8WorkspaceSize(rows, w, act);
   std::vector<unsigned char> ws(std::max<size_t>(ws_size, 1));
-  // Every implementation: scalar path, the chosen kernel, each supported kernel, the parts.
+  // Every implementation: scalar path, the chosen kernel, each supported kernel, the parts, the parts as ranges.
   std::vector<std::vector<float>> results;
   const int kernels = edgeattn::internal::kQ8KernelCount;
-  for (int impl = -2; impl <= kernels; ++impl) {
+  for (int impl = -2; impl <= kernels + 1; ++impl) {
     std::vector<float> y(std::max<size_t>(rows * out, 1), 7.0f);
     const std::vector<float> before = y;
     Status s;
@@ -81,6 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
       const auto k = static_cast<edgeattn::internal::Q8Kernel>(impl);
       if (!edgeattn::internal::Q8KernelSupported(k) || (impl != 0 && (gs == 0 || gs % 4 != 0))) continue;
       s = edgeattn::internal::LinearQ8WithKernel(x.data(), rows, w, bias, act, y.data(), ws.data(), ws_size, k);
+    } else if (impl == kernels + 1) {  // the parts as two ranges, the later one first
+      const size_t parts = edgeattn::LinearQ8PartCount(rows, w), half = parts / 2;
+      s = edgeattn::LinearQ8PartRange(x.data(), rows, w, bias, act, half, parts - half, y.data(), ws.data(), ws_size);
+      if (s == Status::kOk && half > 0) {
+        s = edgeattn::LinearQ8PartRange(x.data(), rows, w, bias, act, 0, half, y.data(), ws.data(), ws_size);
+      }
     } else {
       const size_t parts = edgeattn::LinearQ8PartCount(rows, w);
       FUZZ_CHECK((parts == 0) == !shape_ok, "%s: %zu parts", target.name(), parts);
