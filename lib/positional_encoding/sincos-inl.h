@@ -67,6 +67,29 @@ HWY_INLINE void SinCosVec(D d, V angle, V* sin_out, V* cos_out) {
   *cos_out = hn::IfThenElse(neg_cos, hn::Neg(cos_abs), cos_abs);
 }
 
+// e^t lane by lane for t in [-89, 0] (RoPE's frequencies; internal::ExpDoubleSmall's steps and coefficients, its
+// products and sums fused where the scalar rounds each: no less accurate). kToNearest as for SinCosVec.
+template <bool kToNearest, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpSmallVec(D d, V t) {
+  using C = internal::PeConstants;
+  const hn::RebindToSigned<D> di;
+  const auto magic = hn::Set(d, C::kRoundMagic);
+  auto magic_sum = hn::MulAdd(t, hn::Set(d, C::kInvLn2), magic);
+  if (!kToNearest) {
+    const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, C::kLn2Hi), t);
+    const auto threshold = hn::Set(d, C::kExpStepThreshold);
+    const auto one = hn::Set(d, 1.0);
+    magic_sum = hn::IfThenElse(hn::Gt(r_hi, threshold), hn::Add(magic_sum, one), magic_sum);
+    magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(threshold)), hn::Sub(magic_sum, one), magic_sum);
+  }
+  const auto n = hn::Sub(magic_sum, magic);
+  auto r = hn::NegMulAdd(n, hn::Set(d, C::kLn2Hi), t);
+  r = hn::NegMulAdd(n, hn::Set(d, C::kLn2Lo), r);
+  // 2^n for the integer n in [-129, 0]: its biased exponent in the bits.
+  const auto scale = hn::BitCast(d, hn::ShiftLeft<52>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, int64_t{1023}))));
+  return hn::Mul(HornerVec(d, r, internal::PeTaylor::kExp), scale);
+}
+
 #endif  // HWY_HAVE_FLOAT64 && HWY_HAVE_INTEGER64
 
 }  // namespace HWY_NAMESPACE

@@ -32,6 +32,47 @@ inline void RopeWithTableRows(const internal::RopeProblem& p, const float* table
 
 #if HWY_HAVE_FLOAT64 && HWY_HAVE_INTEGER64
 
+// Pairs i0 .. i0 + Lanes(d) - 1 of every head of one token rotated by the angles whose sines and cosines are the
+// lanes of s and c: RotatePair's operations on double lanes, in its order (the two products, their difference or
+// sum, each rounded once in the caller's mode, then one rounding to float), so the bits are the scalar loop's.
+// Interleaved pairs (2i, 2i + 1): each half of the block's 2 * Lanes(d) floats becomes one double vector with a
+// pair in adjacent lanes, its partner's value in the swapped vector, and the sines and cosines duplicated per
+// pair; even lanes take the difference, odd lanes the sum. Halves (i, i + rotary_dim / 2): one vector per member.
+template <class D>
+HWY_INLINE void RotateBlockAllHeads(D d, const internal::RopeProblem& p, float* token, size_t i0, hn::VFromD<D> s,
+                                    hn::VFromD<D> c) {
+  const hn::Rebind<float, D> df;
+  const size_t N = hn::Lanes(d);
+  if (p.half) {
+    const size_t second = p.rotary_dim / 2;
+    for (size_t h = 0; h < p.num_heads; ++h) {
+      float* head = token + h * p.head_dim + i0;
+      const auto a = hn::PromoteTo(d, hn::LoadU(df, head));
+      const auto b = hn::PromoteTo(d, hn::LoadU(df, head + second));
+      hn::StoreU(hn::DemoteTo(df, hn::Sub(hn::Mul(a, c), hn::Mul(b, s))), df, head);
+      hn::StoreU(hn::DemoteTo(df, hn::Add(hn::Mul(b, c), hn::Mul(a, s))), df, head + second);
+    }
+    return;
+  }
+  const hn::RebindToSigned<D> di;
+  const auto lane = hn::Iota(di, 0);
+  const auto lower = hn::ShiftRight<1>(lane);  // lane k of a half holds pair k / 2 of it
+  const auto upper = hn::Add(lower, hn::Set(di, static_cast<int64_t>(N / 2)));
+  const auto odd = hn::RebindMask(d, hn::Eq(hn::And(lane, hn::Set(di, 1)), hn::Set(di, 1)));
+  const auto lo = hn::IndicesFromVec(d, lower), hi = hn::IndicesFromVec(d, upper);
+  const auto s_lo = hn::TableLookupLanes(s, lo), s_hi = hn::TableLookupLanes(s, hi);
+  const auto c_lo = hn::TableLookupLanes(c, lo), c_hi = hn::TableLookupLanes(c, hi);
+  for (size_t h = 0; h < p.num_heads; ++h) {
+    float* half = token + h * p.head_dim + 2 * i0;
+    for (size_t k = 0; k < 2; ++k, half += N) {
+      const auto v = hn::PromoteTo(d, hn::LoadU(df, half));               // a0 b0 a1 b1 ...
+      const auto cv = hn::Mul(v, k == 0 ? c_lo : c_hi);                   // a c, b c
+      const auto sv = hn::Mul(hn::Reverse2(d, v), k == 0 ? s_lo : s_hi);  // b s, a s
+      hn::StoreU(hn::DemoteTo(df, hn::IfThenElse(odd, hn::Add(cv, sv), hn::Sub(cv, sv))), df, half);
+    }
+  }
+}
+
 // kToNearest: internal::DoublesRoundToNearest(), read once per call (the frequencies' and the angles' range
 // reductions step to the nearest integer when false, as the scalar loop's do).
 template <bool kToNearest>
@@ -41,22 +82,28 @@ HWY_INLINE void RopeRowsIn(const internal::RopeProblem& p, float* x, size_t seq_
   const size_t N = hn::Lanes(d);
   const size_t pairs = p.rotary_dim / 2;
   const size_t token_stride = p.num_heads * p.head_dim;
-  HWY_ALIGN double lane_buf[hn::MaxLanes(decltype(d)())];
   HWY_ALIGN double sin_buf[hn::MaxLanes(decltype(d)())];
   HWY_ALIGN double cos_buf[hn::MaxLanes(decltype(d)())];
-  static_assert(sizeof(lane_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
+  static_assert(sizeof(sin_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
+  const hn::RebindToSigned<decltype(d)> di;
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
-    for (size_t l = 0; l < N; ++l) {
-      lane_buf[l] = l < count ? internal::RopeFrequency(i0 + l, p.rotary_dim, p.log_base, kToNearest) : 0.0;
-    }
-    const auto w = hn::Load(d, lane_buf);
+    // The frequencies base^(-2i / rotary_dim) = e^t of the block's pairs i (lanes past `count` unused), pair 0's
+    // exactly 1 as RopeFrequency's.
+    const auto pair = hn::ConvertTo(d, hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int64_t>(i0))));
+    const auto exponent = hn::Div(hn::Neg(hn::Mul(hn::Add(pair, pair), hn::Set(d, p.log_base))),
+                                  hn::Set(d, static_cast<double>(p.rotary_dim)));
+    const auto w = hn::IfThenElse(hn::Eq(pair, hn::Zero(d)), hn::Set(d, 1.0), ExpSmallVec<kToNearest>(d, exponent));
     for (size_t t = 0; t < seq_len; ++t) {
       hn::VFromD<decltype(d)> s, c;
       SinCosVec<kToNearest>(d, hn::Mul(hn::Set(d, static_cast<double>(first_position + t)), w), &s, &c);
+      float* token = x + t * token_stride;
+      if (count == N && N % 2 == 0) {
+        RotateBlockAllHeads(d, p, token, i0, s, c);
+        continue;
+      }
       hn::Store(s, d, sin_buf);
       hn::Store(c, d, cos_buf);
-      float* token = x + t * token_stride;
       for (size_t l = 0; l < count; ++l) internal::RotatePairAllHeads(p, token, i0 + l, sin_buf[l], cos_buf[l]);
     }
   }
