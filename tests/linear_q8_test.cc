@@ -19,6 +19,7 @@
 #include <unistd.h>
 #endif
 
+#include "lib/common/q8.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
 #include "tests/fp_env.h"
 #include "tests/test_util.h"
@@ -598,6 +599,62 @@ TEST_P(LinearQ8Test, PartRangesWriteTheSingleCallsBits) {
             << r[0] << " + " << r[1];
       }
       for (float v : untouched) ASSERT_NE(v, v) << "written on error";
+    }
+  }
+}
+
+// The AVX-512 quantiser with groups in lanes (linear_q8_kernels.h, Q8QuantizeGroupsAvx512) against the rule of
+// lib/common/q8.h group by group: the scale's bits, every q and the offset -128 * sum(q), over runs of 1 .. 40
+// groups (sixteen at a time, then a tail) with special groups among random ones: all zero, a subnormal max, a max
+// whose scale underflows to 0 (q must be 0), values at +-127 after the division, the largest finite floats.
+TEST(LinearQ8Quantizer, GroupsInLanesFollowTheRule) {
+  if (!edgeattn::internal::Q8KernelSupported(Q8Kernel::kAvx512Vnni)) GTEST_SKIP() << "no AVX512-VNNI on this CPU";
+  Rng rng;
+  for (size_t gs : {32, 64}) {
+    for (size_t groups : {1, 5, 15, 16, 17, 33, 40}) {
+      std::vector<float> x(groups * gs);
+      for (float& v : x) v = rng.Normal() * 4.0f;
+      for (size_t g = 0; g < groups; ++g) {
+        float* xg = x.data() + g * gs;
+        for (size_t i = 0; i < gs; ++i) {
+          switch (g % 7) {
+            case 1:
+              xg[i] = 0.0f;
+              break;
+            case 2:
+              xg[i] = rng.Normal() * 0x1p-140f;
+              break;
+            case 3:
+              xg[i] = -0x1p-149f * static_cast<float>(i % 3);
+              break;  // max 2^-148: its scale rounds to 0
+            case 4:
+              xg[i] = (i % 2 ? -1.0f : 1.0f) * 3.0f;
+              break;
+            case 5:
+              xg[i] = (i % 3 ? -1.0f : 1.0f) * 3.4028235e38f;
+              break;
+            default:
+              break;
+          }
+        }
+      }
+      std::vector<int8_t> q(groups * gs, 99);
+      std::vector<float> scale(groups + 1, kNaN);
+      std::vector<int32_t> offset(groups + 1, 12345);
+      edgeattn::internal::Q8QuantizeGroupsAvx512(x.data(), groups, gs, q.data(), scale.data(), offset.data());
+      for (size_t g = 0; g < groups; ++g) {
+        int8_t expect[64];
+        const float expect_scale = edgeattn::internal::Q8QuantizeGroup(x.data() + g * gs, gs, expect);
+        int32_t sum = 0;
+        for (size_t i = 0; i < gs; ++i) {
+          ASSERT_EQ(q[g * gs + i], expect[i]) << gs << " x " << groups << ", group " << g << ", element " << i;
+          sum += expect[i];
+        }
+        ASSERT_EQ(Bits(scale[g]), Bits(expect_scale)) << gs << " x " << groups << ", group " << g;
+        ASSERT_EQ(offset[g], -128 * sum) << gs << " x " << groups << ", group " << g;
+      }
+      EXPECT_NE(scale[groups], scale[groups]) << "written past the last group";
+      EXPECT_EQ(offset[groups], 12345) << "written past the last group";
     }
   }
 }

@@ -152,6 +152,12 @@ Q8Kernel ChooseQ8Kernel(size_t group_size) noexcept;
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept;
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept;
 void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept;
+// `groups` consecutive groups of group_size (32 or 64) finite floats quantised by the Q8 rule (lib/common/q8.h)
+// with AVX-512F, sixteen groups at a time with groups in lanes: q, scale[g] and offset[g] = -128 * the sum of the
+// group's q. The same divisions, clamp and rounding as the Highway quantiser (q8_quantize-inl.h), and the max and
+// the sums exact in any order, so the same bits. Run only where kAvx512Vnni runs (the CPU has AVX-512).
+void Q8QuantizeGroupsAvx512(const float* x, size_t groups, size_t group_size, int8_t* q, float* scale,
+                            int32_t* offset) noexcept;
 void Q8SumsDotprod(const Q8SumsBlock& b) noexcept;
 
 // LinearQ8 (SIMD entry point) with a given int8 kernel, for the tests and the fuzzer to run every variant this
