@@ -527,7 +527,8 @@ TEST_P(LinearQ8Test, ReadsNothingPastItsArguments) {
 }
 #endif
 
-// ---- The work split: every part, in reverse order, writes the single call's bits.
+// ---- The work split: every part, in reverse order, and every T-way split into ranges of parts write the single
+// call's bits.
 TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
   if (IsScalarPath()) GTEST_SKIP() << "the split runs the SIMD entry points";
   Rng rng;
@@ -554,42 +555,21 @@ TEST_P(LinearQ8Test, PartsWriteTheSingleCallsBits) {
       for (size_t i = 0; i < single.size(); ++i) ASSERT_EQ(Bits(split[i]), Bits(single[i])) << out << " " << i;
       EXPECT_EQ(edgeattn::LinearQ8Part(x.data(), rows, m.w, b.data(), act, parts, split.data(), ws.data(), ws_size),
                 Status::kInvalidArgument);
-    }
-  }
-}
-
-// Ranges of parts (LinearQ8PartRange), as thread t of T would run them: every T-way split, the ranges in reverse
-// order, writes the single call's bits; a bad range is kInvalidArgument with nothing written.
-TEST_P(LinearQ8Test, PartRangesWriteTheSingleCallsBits) {
-  if (IsScalarPath()) GTEST_SKIP() << "the split runs the SIMD entry points";
-  Rng rng;
-  // One row: 2050 -> 15 parts of 144 (the last 34), 768 -> 4 of 192; three rows: 9000 -> parts of at least 512.
-  for (size_t out : {768, 2050, 9000}) {
-    const size_t rows = out == 9000 ? 3 : 1, in = out == 768 ? 288 : 64, gs = 32;
-    GuardedBuffer x(rows * in, 1), b(out, 0);
-    TestMatrix m(out, in, gs, 0);
-    FillRandom(rng, x, m);
-    for (size_t i = 0; i < out; ++i) b[i] = rng.Normal();
-    for (Q8Activations act : {Q8Activations::kQ8, Q8Activations::kF32}) {
-      const size_t ws_size = edgeattn::LinearQ8WorkspaceSize(rows, m.w, act);
-      std::vector<unsigned char> ws(ws_size);
-      std::vector<float> single(rows * out);
-      ASSERT_EQ(edgeattn::LinearQ8(x.data(), rows, m.w, b.data(), act, single.data(), ws.data(), ws_size), Status::kOk);
-      const size_t parts = edgeattn::LinearQ8PartCount(rows, m.w);
-      ASSERT_GE(parts, 4u);
+      // Ranges of parts (LinearQ8PartRange) as thread t of T would run them: every T-way split, in reverse order.
       for (size_t threads = 1; threads <= parts + 1; ++threads) {
-        std::vector<float> split(rows * out, kNaN);
+        std::vector<float> ranges(rows * out, kNaN);
         for (size_t t = threads; t-- > 0;) {
           const size_t first = parts * t / threads, end = parts * (t + 1) / threads;
           if (end == first) continue;
-          ASSERT_EQ(edgeattn::LinearQ8PartRange(x.data(), rows, m.w, b.data(), act, first, end - first, split.data(),
+          ASSERT_EQ(edgeattn::LinearQ8PartRange(x.data(), rows, m.w, b.data(), act, first, end - first, ranges.data(),
                                                 ws.data(), ws_size),
                     Status::kOk);
         }
         for (size_t i = 0; i < single.size(); ++i) {
-          ASSERT_EQ(Bits(split[i]), Bits(single[i])) << out << " " << threads << " threads, " << i;
+          ASSERT_EQ(Bits(ranges[i]), Bits(single[i])) << out << ", " << threads << " threads, " << i;
         }
       }
+      // A bad range: kInvalidArgument, nothing written.
       std::vector<float> untouched(rows * out, kNaN);
       const size_t bad_ranges[][2] = {{0, 0}, {0, parts + 1}, {parts, 1}, {1, parts}, {SIZE_MAX, 2}, {2, SIZE_MAX}};
       for (const auto& r : bad_ranges) {

@@ -96,8 +96,8 @@ size_t PartCount(size_t rows, const Matrix& w) {
 
 // The pool's jobs per layer: float weights, one per part (the pool hands them out as threads come free); int8
 // weights, at most one range of parts per worker (LinearQ8PartRange), since every linear_q8 call quantises x
-// again: on stories15M's decode, 2 ranges instead of 4 parts of each 768-output layer and 8 instead of 16 for the
-// classifier made the two-thread step about 5% faster (docs/performance.md, "Two threads on a small model").
+// again: on stories15M's decode, two ranges instead of 4 parts of each 768-output layer and of 16 for the
+// classifier made the two-thread step about 3% faster (docs/performance.md, "Two threads on a small model").
 size_t JobCount(const Model* m, size_t rows, const Matrix& w) {
   const size_t parts = PartCount(rows, w);
   return w.f32 != nullptr || parts <= m->options.workers ? parts : m->options.workers;

@@ -30,6 +30,23 @@ HWY_INLINE V HornerVec(D d, V z, const double (&coefficients)[kCount]) {
   return p;
 }
 
+// x * inv_unit + kRoundMagic: the nearest integer k to x / unit in its low mantissa bits. kToNearest false (a
+// directed rounding mode): the magic-constant rounding gives the floor or ceiling, and k is stepped to the nearest
+// integer as internal::StepToNearestDouble does (unit_hi: the unit's leading part; threshold: its step test).
+template <bool kToNearest, class D, class V = hn::VFromD<D>>
+HWY_INLINE V MagicSumVec(D d, V x, double inv_unit, double unit_hi, double threshold) {
+  const auto magic = hn::Set(d, internal::PeConstants::kRoundMagic);
+  auto magic_sum = hn::MulAdd(x, hn::Set(d, inv_unit), magic);
+  if (!kToNearest) {
+    const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, unit_hi), x);
+    const auto limit = hn::Set(d, threshold);
+    const auto one = hn::Set(d, 1.0);
+    magic_sum = hn::IfThenElse(hn::Gt(r_hi, limit), hn::Add(magic_sum, one), magic_sum);
+    magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(limit)), hn::Sub(magic_sum, one), magic_sum);
+  }
+  return magic_sum;
+}
+
 // sin and cos of angles in [0, 2^24 * pi/2): the steps of internal::SinCos<kToNearest>, lane by lane, with its
 // range and accuracy. kToNearest: internal::DoublesRoundToNearest(), read once per call by the caller; when false
 // the magic-constant rounding gives the floor or ceiling, and k is stepped to the nearest integer as
@@ -39,16 +56,8 @@ HWY_INLINE void SinCosVec(D d, V angle, V* sin_out, V* cos_out) {
   using C = internal::PeConstants;
   using T = internal::PeTaylor;
   const hn::RebindToUnsigned<D> du;
-  const auto magic = hn::Set(d, C::kRoundMagic);
-  auto magic_sum = hn::MulAdd(angle, hn::Set(d, C::kTwoOverPi), magic);
-  if (!kToNearest) {
-    const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, C::kPiOver2A), angle);
-    const auto threshold = hn::Set(d, C::kTrigStepThreshold);
-    const auto one = hn::Set(d, 1.0);
-    magic_sum = hn::IfThenElse(hn::Gt(r_hi, threshold), hn::Add(magic_sum, one), magic_sum);
-    magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(threshold)), hn::Sub(magic_sum, one), magic_sum);
-  }
-  const auto k = hn::Sub(magic_sum, magic);
+  const auto magic_sum = MagicSumVec<kToNearest>(d, angle, C::kTwoOverPi, C::kPiOver2A, C::kTrigStepThreshold);
+  const auto k = hn::Sub(magic_sum, hn::Set(d, C::kRoundMagic));
   auto r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2A), angle);
   r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2B), r);
   r = hn::NegMulAdd(k, hn::Set(d, C::kPiOver2C), r);
@@ -73,16 +82,8 @@ template <bool kToNearest, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpSmallVec(D d, V t) {
   using C = internal::PeConstants;
   const hn::RebindToSigned<D> di;
-  const auto magic = hn::Set(d, C::kRoundMagic);
-  auto magic_sum = hn::MulAdd(t, hn::Set(d, C::kInvLn2), magic);
-  if (!kToNearest) {
-    const auto r_hi = hn::NegMulAdd(hn::Sub(magic_sum, magic), hn::Set(d, C::kLn2Hi), t);
-    const auto threshold = hn::Set(d, C::kExpStepThreshold);
-    const auto one = hn::Set(d, 1.0);
-    magic_sum = hn::IfThenElse(hn::Gt(r_hi, threshold), hn::Add(magic_sum, one), magic_sum);
-    magic_sum = hn::IfThenElse(hn::Lt(r_hi, hn::Neg(threshold)), hn::Sub(magic_sum, one), magic_sum);
-  }
-  const auto n = hn::Sub(magic_sum, magic);
+  const auto n =
+      hn::Sub(MagicSumVec<kToNearest>(d, t, C::kInvLn2, C::kLn2Hi, C::kExpStepThreshold), hn::Set(d, C::kRoundMagic));
   auto r = hn::NegMulAdd(n, hn::Set(d, C::kLn2Hi), t);
   r = hn::NegMulAdd(n, hn::Set(d, C::kLn2Lo), r);
   // 2^n for the integer n in [-129, 0]: its biased exponent in the bits.
