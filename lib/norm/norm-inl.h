@@ -21,8 +21,9 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 struct NormSimdPasses {
-  // The common pass: the sum of squares alone. Four FMA chains: a row of 384 floats is 24 AVX-512 vectors, and
-  // with one or two chains the FMA latency (4 cycles), not the two loads per cycle, would set the pace.
+  // The common pass: the sum of squares alone. Eight FMA chains: a row of 384 floats is 24 AVX-512 vectors, which
+  // the two loads per cycle deliver in 12 cycles; with four chains the row would be six FMA latencies (4 cycles
+  // each) deep, with eight three, and a short row's time is this pass's latency plus the per-row factor's.
   static float SquareSum(const float* HWY_RESTRICT x, size_t n, float hi, float lo, bool centered) {
     const hn::ScalableTag<float> d;
     const size_t N = hn::Lanes(d);
@@ -30,24 +31,37 @@ struct NormSimdPasses {
     const auto centre = [&](hn::VFromD<decltype(d)> v)
                             HWY_ATTR { return centered ? hn::Sub(hn::Sub(v, vhi), vlo) : v; };
     auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+    auto s4 = hn::Zero(d), s5 = hn::Zero(d), s6 = hn::Zero(d), s7 = hn::Zero(d);
     size_t j = 0;
-    for (; j + 4 * N <= n; j += 4 * N) {
+    for (; j + 8 * N <= n; j += 8 * N) {
       const auto v0 = centre(hn::LoadU(d, x + j)), v1 = centre(hn::LoadU(d, x + j + N));
       const auto v2 = centre(hn::LoadU(d, x + j + 2 * N)), v3 = centre(hn::LoadU(d, x + j + 3 * N));
+      const auto v4 = centre(hn::LoadU(d, x + j + 4 * N)), v5 = centre(hn::LoadU(d, x + j + 5 * N));
+      const auto v6 = centre(hn::LoadU(d, x + j + 6 * N)), v7 = centre(hn::LoadU(d, x + j + 7 * N));
       s0 = hn::MulAdd(v0, v0, s0);
       s1 = hn::MulAdd(v1, v1, s1);
       s2 = hn::MulAdd(v2, v2, s2);
       s3 = hn::MulAdd(v3, v3, s3);
+      s4 = hn::MulAdd(v4, v4, s4);
+      s5 = hn::MulAdd(v5, v5, s5);
+      s6 = hn::MulAdd(v6, v6, s6);
+      s7 = hn::MulAdd(v7, v7, s7);
+    }
+    for (; j + 2 * N <= n; j += 2 * N) {
+      const auto v0 = centre(hn::LoadU(d, x + j)), v1 = centre(hn::LoadU(d, x + j + N));
+      s0 = hn::MulAdd(v0, v0, s0);
+      s1 = hn::MulAdd(v1, v1, s1);
     }
     for (; j + N <= n; j += N) {
       const auto v = centre(hn::LoadU(d, x + j));
-      s0 = hn::MulAdd(v, v, s0);
+      s2 = hn::MulAdd(v, v, s2);
     }
     if (j < n) {  // the zero padding becomes -hi - lo when centred: masked back to zero
       const auto v = hn::IfThenElseZero(hn::FirstN(d, n - j), centre(LoadTail(d, x + j, n - j)));
-      s1 = hn::MulAdd(v, v, s1);
+      s3 = hn::MulAdd(v, v, s3);
     }
-    return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+    const auto low = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), high = hn::Add(hn::Add(s4, s5), hn::Add(s6, s7));
+    return hn::GetLane(hn::SumOfLanes(d, hn::Add(low, high)));
   }
 
   // The careful pass (rows the common pass cannot vouch for): the max |.| and a NaN check beside the sum of
@@ -122,11 +136,15 @@ struct NormSimdPasses {
     return total * static_cast<double>(scale);
   }
 
-  // 1 / sqrt(t) with the FPU's correctly rounded double square root and division (two roundings at 2^-53):
-  // about 30 cycles of latency per row, where the software square root of the scalar path takes about 100.
-  static double ReciprocalSqrt(double t) {
+  // 1 / sqrt(sum * inv_n + offset) with the FPU's double operations: the argument in one fused multiply-add, then
+  // its square root and its reciprocal side by side and their product (four roundings at 2^-53, far below the float
+  // result's 2^-24). A division after the square root would put both latencies on the row's path (about 30
+  // cycles); side by side they cost the longer one plus a multiply. The argument lies in [2^-401, 2^383] (norm.h's
+  // rescaling), so 1 / t neither overflows nor loses bits.
+  static double InverseRoot(double sum, double inv_n, double offset) {
     const hn::CappedTag<double, 1> d1;
-    return hn::GetLane(hn::Div(hn::Set(d1, 1.0), hn::Sqrt(hn::Set(d1, t))));
+    const auto t = hn::MulAdd(hn::Set(d1, sum), hn::Set(d1, inv_n), hn::Set(d1, offset));
+    return hn::GetLane(hn::Mul(hn::Sqrt(t), hn::Div(hn::Set(d1, 1.0), t)));
   }
 #else
   // Per-lane sums with Knuth's 2Sum error terms (six operations per element, no FMA, so the same on every
@@ -158,7 +176,9 @@ struct NormSimdPasses {
     return total;
   }
 
-  static double ReciprocalSqrt(double t) { return internal::ReciprocalSqrtDouble(t); }
+  static double InverseRoot(double sum, double inv_n, double offset) {
+    return internal::ReciprocalSqrtDouble(sum * inv_n + offset);
+  }
 #endif
 
   // scale is 1 on every row but the rescaled ones: its multiply (exact by 1) is then left out of the loop.

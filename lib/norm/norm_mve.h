@@ -95,7 +95,9 @@ struct NormMvePasses {
     return total;
   }
 
-  static double ReciprocalSqrt(double t) { return internal::ReciprocalSqrtDouble(t); }
+  static double InverseRoot(double sum, double inv_n, double offset) {
+    return internal::ReciprocalSqrtDouble(sum * inv_n + offset);
+  }
 
   // y = ((((x - hi) - lo) * scale) * gain) * weight + bias, products and sums rounded one by one (as every path).
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,

@@ -90,7 +90,9 @@ struct NormScalarPasses {
     return static_cast<double>(sum) + static_cast<double>(compensation);
   }
 
-  static double ReciprocalSqrt(double t) { return ReciprocalSqrtDouble(t); }
+  static double InverseRoot(double sum, double inv_n, double offset) {
+    return ReciprocalSqrtDouble(sum * inv_n + offset);
+  }
 
   // y = ((((x - hi) - lo) * scale) * gain) * weight + bias (the subtractions only if centered; scale 1 is exact).
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,
@@ -133,8 +135,7 @@ bool ScaledSquareSum(const float* x, size_t n, float hi, float lo, bool centered
 template <class Passes>
 float NormGain(float sum, double inv_n, float eps, float scale) {
   const double s = static_cast<double>(scale);
-  return static_cast<float>(
-      Passes::ReciprocalSqrt(static_cast<double>(sum) * inv_n + static_cast<double>(eps) * s * s));
+  return static_cast<float>(Passes::InverseRoot(static_cast<double>(sum), inv_n, static_cast<double>(eps) * s * s));
 }
 
 template <class Passes>
