@@ -32,7 +32,8 @@ namespace edgeattn {
 // is accumulated in double per lane, on rows of at least two vectors as a float per lane that starts at 2^65 above
 // every term (so Fast2Sum gives each addition's error exactly) beside the float sum of those errors, both moved to the
 // double lanes every 32 steps (at most 2^-28 of the sum; softmax-inl.h, ExpRowPairs); in float with 2Sum on SCALAR,
-// EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step (exact with FMA).
+// EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step (exact with FMA),
+// or on x86 for rows of up to 16 vectors (256 floats with AVX-512) is a vector division (correctly rounded).
 // Environment: the bound above assumes rounding to nearest; with flush-to-zero / denormals-are-zero it holds
 // unchanged (entries below FLT_MIN may be +0). Under a directed rounding mode the bound is 8 ULP (row sums
 // within 2^-20; measured 4.4 ULP); the special values and the one-hot answers are exact in every mode, zeros

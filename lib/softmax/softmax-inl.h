@@ -212,6 +212,15 @@ HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VF
   return ExpRowPairsEach<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
 }
 
+// Rows of at most kDivideMaxVectors vectors divide by the row sum (x86, where a vector division is the IEEE one; ARMv7
+// NEON's Div is a reciprocal estimate with Newton steps, not correctly rounded). docs/performance.md, "Short rows".
+#if HWY_ARCH_X86
+constexpr bool kDivideShortRows = true;
+#else
+constexpr bool kDivideShortRows = false;
+#endif
+constexpr size_t kDivideMaxVectors = 16;
+
 // Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
 // summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so
 // the scaling is exact throughout) and each vector saves a multiply.
@@ -241,6 +250,15 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
   if (total != total) return internal::FillRow(out, n, internal::kQuietNaN);  // a NaN below a finite max
 
   const auto vtotal = hn::Set(d, total);
+  if (kDivideShortRows && n <= kDivideMaxVectors * N) {
+    // A short row's time is its latency: one vector division per vector is the reciprocal's latency alone, where the
+    // reciprocal, its broadcast and the correction below are three more dependent steps. The quotient is the
+    // correctly rounded one, which the corrected quotient (with FMA) also gives wherever it is normal.
+    j = 0;
+    for (; j + N <= n; j += N) hn::StoreU(hn::Div(hn::LoadU(d, out + j), vtotal), d, out + j);
+    if (j < n) StoreTail(d, hn::Div(LoadTail(d, out + j, n - j), vtotal), out + j, n - j);
+    return;
+  }
   const auto vinv = hn::Set(d, 1.0f / total);
   j = 0;
   for (; j + N <= n; j += N) {
