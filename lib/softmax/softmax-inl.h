@@ -22,8 +22,10 @@ namespace edgeattn {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The row's max in every lane (kept as a vector: the exp's -m is then one negation of it, not a scalar broadcast on a
+// short row's path).
 template <class D>
-HWY_INLINE float RowMax(D d, const float* in, size_t n) {
+HWY_INLINE hn::VFromD<D> RowMax(D d, const float* in, size_t n) {
   const size_t N = hn::Lanes(d);
   const auto neg_inf = hn::Set(d, -internal::kInfinity);
   // Independent accumulators: Max has a latency of several cycles and the loop would wait on it.
@@ -43,9 +45,9 @@ HWY_INLINE float RowMax(D d, const float* in, size_t n) {
   hn::Store(hn::Max(m0, m1), d, lanes);
   float m = lanes[0];
   for (size_t k = 1; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
-  return m;
+  return hn::Set(d, m);
 #else
-  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+  return hn::MaxOfLanes(d, hn::Max(m0, m1));
 #endif
 }
 
@@ -224,12 +226,10 @@ constexpr size_t kDivideMaxVectors = 16;
 // Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
 // summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so
 // the scaling is exact throughout) and each vector saves a multiply.
-template <bool kToNearest>
-HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) {
-  // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
-  const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
+template <bool kToNearest, class D>
+HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, hn::VFromD<D> vmax) {
   const size_t N = hn::Lanes(d);
-  const auto neg_m = hn::Set(d, -m);
+  const auto neg_m = hn::Neg(vmax);
   const RowSumD<decltype(d)> ds;
   auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
   size_t j = ExpRowPairs<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
@@ -278,10 +278,11 @@ HWY_INLINE void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float
 inline void SoftmaxRow(const float* in, float* out, size_t n) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
   const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
-  const float m = RowMax(d, in, n);
+  const auto vmax = RowMax(d, in, n);
+  const float m = hn::GetLane(vmax);
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
-  if (HWY_LIKELY(ExpToNearest())) return SoftmaxRowFiniteMax<true>(in, out, n, m);
-  SoftmaxRowFiniteMax<false>(in, out, n, m);
+  if (HWY_LIKELY(ExpToNearest())) return SoftmaxRowFiniteMax<true>(d, in, out, n, vmax);
+  SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
 }
 
 inline void SoftmaxRows(const float* in, float* out, size_t rows, size_t cols) {
