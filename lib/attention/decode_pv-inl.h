@@ -286,7 +286,7 @@ HWY_INLINE void PvStore4(D d, float* o, V x0, V x1, V x2, V x3, float alpha, boo
 template <size_t K, class Format, class D, class V>
 HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const internal::RowSource& v, size_t c, V& x00,
                         V& x01, V& x02, V& x03, V& x10, V& x11, V& x12, V& x13, V& x20, V& x21, V& x22, V& x23, V& x30,
-                        V& x31, V& x32, V& x33) {
+                        V& x31, V& x32, V& x33, const RowsAhead& ahead) {
   // Columns from c: the loads' offsets become constants (a register per column vector otherwise).
   const unsigned char* row = run.row + c * Format::kBytes;
   const unsigned char* sp = run.sp;
@@ -294,6 +294,7 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
   size_t j = run.begin;
   if constexpr (K == 4) {
     for (; j < run.end; ++j, row += v.row_bytes, sp += sb) {
+      if (ahead.rows != 0 && j + ahead.rows < run.end) ahead.Request(row + ahead.rows * v.row_bytes);
       Pv16Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x02, x03, x10, x11, x12, x13, x20, x21, x22, x23,
                       x30, x31, x32, x33);
     }
@@ -304,6 +305,9 @@ HWY_INLINE void Pv16Run(D d, const float* const* p, const RowRun& run, const int
     row += v.row_bytes, sp += sb;
   }
   for (; j + 2 <= run.end; j += 2, row += 2 * v.row_bytes, sp += 2 * sb) {
+    if (ahead.rows != 0 && j + ahead.rows + 2 <= run.end) {
+      ahead.Request(row + ahead.rows * v.row_bytes), ahead.Request(row + (ahead.rows + 1) * v.row_bytes);
+    }
     Pv8Key<Format>(d, p, j, row, RowScaleAt<Format>(sp), x00, x01, x10, x11, x20, x21, x30, x31);
     Pv8Key<Format>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), x02, x03, x12, x13, x22, x23, x32, x33);
   }
@@ -320,7 +324,9 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
   const size_t N = hn::Lanes(d);
   size_t c = 0;
   const size_t wide_end = width - width % (8 * N), mid_end = width - wide_end >= 4 * N ? wide_end + 4 * N : wide_end;
+  const RowsAhead first = RowsAheadOf(width * Format::kBytes);  // the first block's pass requests whole rows
   for (; c < mid_end; c += c < wide_end ? 4 * N : 2 * N) {
+    const RowsAhead ahead = c == 0 ? first : RowsAhead{};
     V a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
     V a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
     V a20 = hn::Zero(d), a21 = hn::Zero(d), a22 = hn::Zero(d), a23 = hn::Zero(d);
@@ -328,7 +334,7 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
     if (c < wide_end) {
       for (const RowRun& run : {FirstRun(v, n), SecondRun(v, n)}) {
         Pv16Run<4, Format>(d, p, run, v, c, a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32,
-                           a33);
+                           a33, ahead);
       }
       PvStore4(d, out[0] + c, a00, a01, a02, a03, alpha[0], rescale);
       PvStore4(d, out[1] + c, a10, a11, a12, a13, alpha[1], rescale);
@@ -338,7 +344,7 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
     }
     for (const RowRun& run : {FirstRun(v, n), SecondRun(v, n)}) {
       Pv16Run<2, Format>(d, p, run, v, c, a00, a01, a02, a03, a10, a11, a12, a13, a20, a21, a22, a23, a30, a31, a32,
-                         a33);
+                         a33, ahead);
     }
     PvStore2(d, out[0] + c, hn::Add(a00, a02), hn::Add(a01, a03), alpha[0], rescale);
     PvStore2(d, out[1] + c, hn::Add(a10, a12), hn::Add(a11, a13), alpha[1], rescale);
