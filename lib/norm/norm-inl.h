@@ -177,7 +177,7 @@ struct NormSimdPasses {
   }
 
   static double InverseRoot(double sum, double inv_n, double offset) {
-    return internal::ReciprocalSqrtDouble(sum * inv_n + offset);
+    return internal::InverseRootDouble(sum, inv_n, offset);
   }
 #endif
 

@@ -96,7 +96,7 @@ struct NormMvePasses {
   }
 
   static double InverseRoot(double sum, double inv_n, double offset) {
-    return internal::ReciprocalSqrtDouble(sum * inv_n + offset);
+    return internal::InverseRootDouble(sum, inv_n, offset);
   }
 
   // y = ((((x - hi) - lo) * scale) * gain) * weight + bias, products and sums rounded one by one (as every path).

@@ -34,6 +34,12 @@ inline double ReciprocalSqrtDouble(double t) {
   return r * BitCastScalar<double>(static_cast<uint64_t>(1023 - e) << 52);  // times 2^-e
 }
 
+// 1 / sqrt(sum * inv_n + offset), each step a plain double operation: the per-row factor of the passes without a
+// double FPU vector (the SIMD passes fuse the argument and run the square root beside a division, norm-inl.h).
+inline double InverseRootDouble(double sum, double inv_n, double offset) {
+  return ReciprocalSqrtDouble(sum * inv_n + offset);
+}
+
 // 2^k, k clamped to [-126, 127], that brings max_abs (> 0, finite) into [1, 2) (or [2, 4) when max_abs >= 2^126,
 // and below 1 when max_abs is subnormal). Scaling a float by it is exact unless the product falls below FLT_MIN.
 inline float PowerOfTwoScale(float max_abs) {
@@ -90,9 +96,7 @@ struct NormScalarPasses {
     return static_cast<double>(sum) + static_cast<double>(compensation);
   }
 
-  static double InverseRoot(double sum, double inv_n, double offset) {
-    return ReciprocalSqrtDouble(sum * inv_n + offset);
-  }
+  static double InverseRoot(double sum, double inv_n, double offset) { return InverseRootDouble(sum, inv_n, offset); }
 
   // y = ((((x - hi) - lo) * scale) * gain) * weight + bias (the subtractions only if centered; scale 1 is exact).
   static void Apply(const float* x, size_t n, float hi, float lo, float scale, float gain, const float* weight,

@@ -223,9 +223,9 @@ constexpr bool kDivideShortRows = false;
 #endif
 constexpr size_t kDivideMaxVectors = 16;
 
-// Softmax of one row of n >= 1 floats with a finite max m; in == out allowed. The exponentials are stored and
-// summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is normal, so
-// the scaling is exact throughout) and each vector saves a multiply.
+// Softmax of one row of n >= 1 floats whose max, finite, is every lane of vmax; in == out allowed. The exponentials are
+// stored and summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is
+// normal, so the scaling is exact throughout) and each vector saves a multiply.
 template <bool kToNearest, class D>
 HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, hn::VFromD<D> vmax) {
   const size_t N = hn::Lanes(d);
