@@ -208,6 +208,22 @@ TEST_P(LinearQ8Test, ActQ8OneRowEveryStreamLayout) {
   }
 }
 
+// Two rows or more with group sizes 32 .. 256: the x86 VNNI kernel's wide blocks (32 outputs over at most 256
+// inputs, two panels side by side). Group sizes whose blocks hold 8, 7, 2 and 1 groups (36: a last chunk of 15
+// dwords), output counts around 16, 32 and 64 (a second panel of 1 .. 16 outputs, and 16-output blocks after wide
+// ones), rows 2 .. 9 (every remainder of the 4-row blocks).
+TEST_P(LinearQ8Test, ActQ8WideBlocks) {
+  Rng rng;
+  size_t n = 0;
+  for (size_t gs : {32, 36, 128, 200, 256}) {
+    for (size_t out : {17, 31, 32, 33, 48, 70}) {
+      const size_t groups = 1 + (n * 5) % 11, rows = 2 + n % 8;
+      CheckRandomShape(IsScalarPath(), rng, rows, gs * groups, out, gs, n % 2 == 0, n % 29);
+      ++n;
+    }
+  }
+}
+
 TEST_P(LinearQ8Test, ActQ8ModelShapes) {
   Rng rng;
   CheckRandomShape(IsScalarPath(), rng, 1, 288, 768, 32, false, 0);  // TinyStories-15M's FFN, decode

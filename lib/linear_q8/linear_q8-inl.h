@@ -215,10 +215,11 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
     internal::Q8StreamRowAvx512Vnni(row);
     return;
   }
-  constexpr size_t kOut = internal::kQ8BlockOutputs;
-  for (size_t o = p.o_begin; o < p.o_end; o += kOut) {
-    const size_t count = p.o_end - o < kOut ? p.o_end - o : kOut;
-    const size_t block_groups = internal::Q8BlockGroups(gs);
+  const bool wide = internal::Q8WideBlocks(p.kernel, p.rows, gs);
+  const size_t kOut = internal::kQ8BlockOutputs, block_outputs = wide ? internal::kQ8WideBlockOutputs : kOut;
+  const size_t block_groups = wide ? internal::Q8WideBlockGroups(gs) : internal::Q8BlockGroups(gs);
+  for (size_t o = p.o_begin; o < p.o_end; o += block_outputs) {
+    const size_t count = p.o_end - o < block_outputs ? p.o_end - o : block_outputs;
     // One row: the next block's 16 rows of W, requested in step with this block's (lib/common/prefetch-inl.h).
     const Ahead ahead = p.rows == 1 && o + 2 * kOut <= p.o_end ? NextRowsAhead(in, kOut) : Ahead::kNone;
     const int8_t* next_rows = ahead != Ahead::kNone ? p.w.q + (o + kOut) * in : nullptr;

@@ -45,10 +45,13 @@ static_assert((kQ8BlockRows + 1) * kQ8BlockGroups * kQ8BlockOutputs * sizeof(int
 
 // s[r][j][k] = sum over the inputs i of group g0 + j of w[k][i] * x[r][i], exact, for r < rows, j < groups,
 // k < outputs (lanes k >= outputs hold anything). Rows of w past `outputs` are never read.
+// A wide block (Q8WideBlocks: the AVX512-VNNI kernel, which finishes itself, on two rows or more) has up to
+// kQ8WideBlockOutputs outputs and Q8WideBlockGroups groups: its panels then fill the same Q8PanelBytes, and its
+// scale tile, [groups][kQ8WideBlockOutputs] when it has more than 16 outputs, the same kQ8BlockGroups x 16 floats.
 struct Q8SumsBlock {
   const int8_t* w;          // output o's row, at the first input of group g0
   size_t w_stride;          // bytes from one output's row to the next (in_features)
-  size_t outputs;           // 1 .. kQ8BlockOutputs
+  size_t outputs;           // 1 .. kQ8BlockOutputs (kQ8WideBlockOutputs in a wide block)
   const int8_t* x;          // quantised row r0, at group g0
   size_t x_stride;          // in_features
   const int32_t* x_offset;  // row r0's -128 * sum of qx over group g0 (the VNNI kernel's offset, its sums' start)
@@ -120,6 +123,12 @@ constexpr size_t Q8BlockGroups(size_t group_size) {
 }
 constexpr size_t Q8PanelBytes(size_t group_size) { return kQ8BlockOutputs * (group_size > 512 ? group_size : 512); }
 
+// Wide blocks: 32 outputs over half the inputs (at most 256, at least one group of 32 .. 256 inputs), for the
+// AVX512-VNNI kernel on two rows or more, where each broadcast of x then feeds two vpdpbusd
+// (linear_q8_x86_rows.cc). One row keeps 16-output blocks (its kernels reduce 16 outputs at a time).
+constexpr size_t kQ8WideBlockOutputs = 32;
+constexpr size_t Q8WideBlockGroups(size_t group_size) { return 256 / group_size; }
+
 // fn(std::integral_constant<size_t, rows>{}) for the block's 1 .. kQ8BlockRows rows: the instruction kernels keep
 // one accumulator per row in registers, so the row count is a template argument.
 template <class Fn>
@@ -147,11 +156,17 @@ constexpr bool Q8KernelFinishes(Q8Kernel kernel) { return kernel == Q8Kernel::kA
 // The kernel LinearQ8 runs for this group size: the first supported of kAvx512Vnni, kAvxVnni, kDotprod when
 // group_size % 4 == 0, else kPortable.
 Q8Kernel ChooseQ8Kernel(size_t group_size) noexcept;
+// Whether LinearQ8 hands `kernel` wide blocks for `rows` rows (see Q8SumsBlock).
+constexpr bool Q8WideBlocks(Q8Kernel kernel, size_t rows, size_t group_size) {
+  return kernel == Q8Kernel::kAvx512Vnni && rows >= 2 && group_size % 4 == 0 && group_size >= 32 && group_size <= 256;
+}
 
 // The instruction kernels (each a no-op stub where its ISA is not compiled; never chosen there).
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept;
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept;
 void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept;
+// The AVX512-VNNI kernel's blocks of rows, through transposed panels (linear_q8_x86_rows.cc; wide blocks too).
+void Q8PanelRowsAvx512Vnni(const Q8SumsBlock& b) noexcept;
 // `groups` consecutive groups of group_size (32 or 64) finite floats quantised by the Q8 rule (lib/common/q8.h)
 // with AVX-512F, sixteen groups at a time with groups in lanes: q, scale[g] and offset[g] = -128 * the sum of the
 // group's q. The same divisions, clamp and rounding as the Highway quantiser (q8_quantize-inl.h), and the max and

@@ -8,14 +8,10 @@
 // group's sum starts at the row's x_offset = -128 * sum(qx) (computed once per row when x is quantised). int32
 // lanes wrap, and the final sum fits: |qx| <= 127 and group_size <= kQ8MaxGroupSize.
 //
-// Three layouts, the finish with outputs in lanes in each:
-//  - rows through a transposed panel (any number of rows, group_size % 4 == 0): a chunk of 64 input bytes of 16
-//    outputs is transposed as a 16 x 16 matrix of dwords, so vector j holds inputs 4j .. 4j + 3 of all 16
-//    outputs, and one vpdpbusd of it with those four inputs of a row of x broadcast adds them to 16 outputs. The
-//    transpose (56 shuffles per chunk) is paid once per block of outputs and groups: the first block of rows
-//    writes the panel to the workspace, the others read it (L1).
-//  - one row (decode, group_size % 16 == 0): no transpose; each output's 64 bytes against the same 64 bytes of
-//    x, and the 16 vectors of partial sums reduced with outputs in lanes.
+// Two layouts here (the rows of a block go through transposed panels: linear_q8_x86_rows.cc), the finish with
+// outputs in lanes in each:
+//  - one row (decode, group_size % 16 == 0): each output's 64 bytes against the same 64 bytes of x, and the 16
+//    vectors of partial sums reduced with outputs in lanes.
 //  - one row with group_size 32 or 64 (Q8StreamRow, the decode of a model): the same reduction over 16 chunks in
 //    address order, so that W is read as one stream; the products go through the workspace and are transposed
 //    into outputs-in-lanes for the finish's additions.
@@ -26,14 +22,7 @@
 #include "lib/linear_q8/linear_q8_kernels.h"
 
 #if EDGEATTN_Q8_X86_KERNELS
-// GCC 12 reports its own avx512fintrin.h's undefined-vector idiom (__Y) as (maybe-)uninitialized once inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
-
-#define EDGEATTN_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#include "lib/linear_q8/linear_q8_x86.h"
 
 namespace edgeattn {
 namespace internal {
@@ -43,148 +32,11 @@ namespace {
 // 4 KiB of lib/common/prefetch-inl.h's float stream, 2 KiB and 12 KiB no faster (docs/performance.md).
 constexpr size_t kQ8StreamAheadBytes = 8192;
 
-// Four int8 of x as one dword broadcast to every lane (any alignment).
-EDGEATTN_AVX512VNNI inline __m512i BroadcastDword(const int8_t* p) {
-  int32_t v;
-  memcpy(&v, p, sizeof(v));
-  return _mm512_set1_epi32(v);
-}
-
-// r[k] (dword j of output k) -> r[j] (dword k of every output j): unpack dwords, then qwords, within 128-bit
-// lanes, then two rounds of 128-bit lane shuffles across vectors.
-EDGEATTN_AVX512VNNI inline void Transpose16x16(__m512i r[16]) {
-  __m512i t[16];
-  for (int k = 0; k < 16; k += 2) {
-    t[k] = _mm512_unpacklo_epi32(r[k], r[k + 1]);
-    t[k + 1] = _mm512_unpackhi_epi32(r[k], r[k + 1]);
-  }
-  // c[4q + e]: lane L holds dword 4L + e of outputs 4q .. 4q + 3.
-  __m512i c[16];
-  for (int q = 0; q < 4; ++q) {
-    c[4 * q + 0] = _mm512_unpacklo_epi64(t[4 * q], t[4 * q + 2]);
-    c[4 * q + 1] = _mm512_unpackhi_epi64(t[4 * q], t[4 * q + 2]);
-    c[4 * q + 2] = _mm512_unpacklo_epi64(t[4 * q + 1], t[4 * q + 3]);
-    c[4 * q + 3] = _mm512_unpackhi_epi64(t[4 * q + 1], t[4 * q + 3]);
-  }
-  // For each e, a 4 x 4 transpose of 128-bit lanes across c[e], c[4 + e], c[8 + e], c[12 + e].
-  for (int e = 0; e < 4; ++e) {
-    const __m512i lo01 = _mm512_shuffle_i32x4(c[e], c[4 + e], 0x44), hi01 = _mm512_shuffle_i32x4(c[e], c[4 + e], 0xEE);
-    const __m512i lo23 = _mm512_shuffle_i32x4(c[8 + e], c[12 + e], 0x44);
-    const __m512i hi23 = _mm512_shuffle_i32x4(c[8 + e], c[12 + e], 0xEE);
-    r[e] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
-    r[4 + e] = _mm512_shuffle_i32x4(lo01, lo23, 0xDD);
-    r[8 + e] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
-    r[12 + e] = _mm512_shuffle_i32x4(hi01, hi23, 0xDD);
-  }
-}
-
-// The block's 64-byte chunk at i0 of every output (m dwords, the rest zero), offset to unsigned and transposed
-// into t. Outputs past b.outputs repeat the last one.
-EDGEATTN_AVX512VNNI inline void PackChunk(const Q8SumsBlock& b, size_t i0, size_t m, int32_t t[16][16]) {
-  const __mmask64 mask = m == 16 ? ~__mmask64{0} : (__mmask64{1} << (4 * m)) - 1;
-  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512i r[16];
-  for (size_t k = 0; k < 16; ++k) {
-    const int8_t* row = b.w + (k < b.outputs ? k : b.outputs - 1) * b.w_stride + i0;
-    r[k] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, row), offset);
-  }
-  Transpose16x16(r);
-  for (size_t j = 0; j < 16; ++j) _mm512_store_si512(t[j], r[j]);
-}
-
-// The block's scales with outputs in lanes: its 16 rows of up to 16 scales transposed as dwords.
-EDGEATTN_AVX512VNNI inline void PackScales(const Q8SumsBlock& b) {
-  const __mmask16 mask = static_cast<__mmask16>((1u << b.groups) - 1);
-  __m512i r[16];
-  for (size_t k = 0; k < 16; ++k) {
-    const float* row = b.scale + (k < b.outputs ? k : b.outputs - 1) * b.scale_stride;
-    r[k] = _mm512_castps_si512(_mm512_maskz_loadu_ps(mask, row));
-  }
-  Transpose16x16(r);
-  for (size_t j = 0; j < b.groups; ++j) _mm512_store_si512(b.scale_tile + j * kQ8BlockOutputs, r[j]);
-}
-
-// ---- The finish on 16 outputs in lanes: the shared finish's operations (linear_q8-inl.h), in its order, each
-// one IEEE operation of the caller's rounding mode (the build never contracts a multiply and an add).
-EDGEATTN_AVX512VNNI inline __mmask16 OutputMask(size_t outputs) { return static_cast<__mmask16>((1u << outputs) - 1); }
-
-EDGEATTN_AVX512VNNI inline __m512 StartAccumulator(const Q8SumsBlock& b, size_t r) {
-  return b.first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(OutputMask(b.outputs), b.y + r * b.y_stride);
-}
-
-// acc + ((float)s * scale) * sx.
-EDGEATTN_AVX512VNNI inline __m512 FinishGroup(__m512 acc, __m512i s, __m512 scale, float sx) {
-  return _mm512_add_ps(acc, _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), scale), _mm512_set1_ps(sx)));
-}
-
-EDGEATTN_AVX512VNNI inline void StoreAccumulator(const Q8SumsBlock& b, size_t r, __m512 acc) {
-  const __mmask16 mask = OutputMask(b.outputs);
-  if (b.bias != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(mask, b.bias));
-  _mm512_mask_storeu_ps(b.y + r * b.y_stride, mask, acc);
-}
-
-// ---- Rows through the transposed panel.
-
-// The block's panel (every chunk of every output, transposed) and its scales, by the first block of rows.
-EDGEATTN_AVX512VNNI void PackPanel(const Q8SumsBlock& b) {
-  PackScales(b);
-  const size_t n = b.groups * b.group_size;
-  for (size_t i0 = 0; i0 < n; i0 += 64) {
-    auto* t = reinterpret_cast<int32_t(*)[16]>(reinterpret_cast<void*>(b.panel + i0 / 64 * 1024));
-    PackChunk(b, i0, (n - i0) / 4 < 16 ? (n - i0) / 4 : 16, t);
-  }
-}
-
-// One group's sums of kRows rows: per dword of the panel one load for every row and one vpdpbusd per row with
-// that row's dword of x broadcast. kDwords is group_size / 4 where it is a compile-time constant (0: `dwords`):
-// the loop then unrolls into straight loads and vpdpbusd, with no counters between them.
-template <size_t kRows, size_t kDwords>
-EDGEATTN_AVX512VNNI inline void GroupSums(const unsigned char* panel, const int8_t* x, size_t x_stride, size_t dwords,
-                                          __m512i s[kRows]) {
-  const size_t n = kDwords != 0 ? kDwords : dwords;
-#pragma GCC unroll 16
-  for (size_t d = 0; d < n; ++d) {
-    const __m512i p = _mm512_load_si512(panel + 64 * d);
-#pragma GCC unroll 4
-    for (size_t r = 0; r < kRows; ++r) s[r] = _mm512_dpbusd_epi32(s[r], p, BroadcastDword(x + r * x_stride + 4 * d));
-  }
-}
-
-// kRows rows (four vpdpbusd chains, enough against its latency once each group's chains are straight code):
-// per group the sums, then the finish in registers; the float accumulators pass through y between blocks.
-template <size_t kRows, size_t kDwords>
-EDGEATTN_AVX512VNNI void PanelRows(const Q8SumsBlock& b) {
-  if (b.pack) PackPanel(b);
-  const size_t gs = b.group_size, dwords = gs / 4, groups = b.groups, x_stride = b.x_stride;
-  const size_t offset_stride = b.x_offset_stride, sx_stride = b.sx_stride;
-  const int8_t* x = b.x;
-  const int32_t* offset = b.x_offset;
-  const float* sx = b.sx;
-  const float* tile = b.scale_tile;
-  const unsigned char* panel = b.panel;
-  __m512 acc[kRows];
-  for (size_t r = 0; r < kRows; ++r) acc[r] = StartAccumulator(b, r);
-  for (size_t j = 0; j < groups; ++j) {
-    __m512i s[kRows];
-    for (size_t r = 0; r < kRows; ++r) s[r] = _mm512_set1_epi32(offset[r * offset_stride + j]);
-    GroupSums<kRows, kDwords>(panel + 64 * dwords * j, x + gs * j, x_stride, dwords, s);
-    const __m512 scale = _mm512_load_ps(tile + j * kQ8BlockOutputs);
-    for (size_t r = 0; r < kRows; ++r) acc[r] = FinishGroup(acc[r], s[r], scale, sx[r * sx_stride + j]);
-  }
-  for (size_t r = 0; r < kRows; ++r) StoreAccumulator(b, r, acc[r]);
-}
-
-template <size_t kRows>
-EDGEATTN_AVX512VNNI void PanelRowsAnyGroup(const Q8SumsBlock& b) {
-  switch (b.group_size) {  // llama2.c's and ggml's group sizes as constants
-    case 32:
-      return PanelRows<kRows, 8>(b);
-    case 64:
-      return PanelRows<kRows, 16>(b);
-    default:
-      return PanelRows<kRows, 0>(b);
-  }
-}
+using q8x86::FinishGroup;
+using q8x86::OutputMask;
+using q8x86::StartAccumulator;
+using q8x86::StoreAccumulator;
+using q8x86::Transpose16x16;
 
 // ---- One row (decode): no transpose. Each output's 64 bytes go through vpdpbusd with the same 64 bytes of x,
 // and the 16 vectors of partial sums are reduced to one vector per 16-byte piece of the chunk, outputs in lanes:
@@ -233,7 +85,7 @@ EDGEATTN_AVX512VNNI inline void AddPieces(const Q8SumsBlock& b, const __m512i pi
     st.sum = _mm512_add_epi32(st.sum, piece[l]);
     if (--st.left != 0) continue;
     const __m512 scale = _mm512_load_ps(b.scale_tile + st.group * kQ8BlockOutputs);
-    st.acc = FinishGroup(st.acc, st.sum, scale, b.sx[st.group]);
+    st.acc = FinishGroup(st.acc, st.sum, scale, _mm512_set1_ps(b.sx[st.group]));
     ++st.group;
     st.left = per_group;
     if (st.group < b.groups) st.sum = _mm512_set1_epi32(b.x_offset[st.group]);
@@ -241,7 +93,7 @@ EDGEATTN_AVX512VNNI inline void AddPieces(const Q8SumsBlock& b, const __m512i pi
 }
 
 EDGEATTN_AVX512VNNI void DecodeReduced(const Q8SumsBlock& b) {
-  PackScales(b);
+  q8x86::PackScales(b.scale, b.scale_stride, b.outputs, b.groups, b.scale_tile, kQ8BlockOutputs);
   const int8_t* row[16];
   for (size_t k = 0; k < 16; ++k) row[k] = b.w + (k < b.outputs ? k : b.outputs - 1) * b.w_stride;
   const size_t n = b.groups * b.group_size, full = n / 64 * 64;
@@ -411,11 +263,11 @@ void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept {
 
 void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept {
   // A block that packs and has one row is a call with one row: no later block needs the panel.
-  if (b.pack && b.rows == 1 && b.group_size % 16 == 0) {
+  if (b.pack && b.rows == 1 && b.outputs <= kQ8BlockOutputs && b.group_size % 16 == 0) {
     DecodeReduced(b);
     return;
   }
-  WithRowCount(b.rows, [&b](auto rows) { PanelRowsAnyGroup<decltype(rows)::value>(b); });
+  Q8PanelRowsAvx512Vnni(b);
 }
 
 void Q8SumsAvxVnni(const Q8SumsBlock& b) noexcept { (void)b; }
