@@ -28,8 +28,10 @@ namespace edgeattn {
 namespace internal {
 namespace {
 
-// How far ahead of a window the stream kernel requests W's lines (into L1): 8 KiB ran at least as fast as the
-// 4 KiB of lib/common/prefetch-inl.h's float stream, 2 KiB and 12 KiB no faster (docs/performance.md).
+// How far ahead of a window the stream kernel requests W's lines (into L1), each line beside the load of the
+// chunk it is ahead of: sixteen requests in a row (one window's lines at once) filled the core's misses in flight
+// and stalled the loop (docs/performance.md, "Requests beside the loads"). 8 KiB ran at least as fast as 4 KiB,
+// 12 and 16 KiB slower; requests into L2 slower still.
 constexpr size_t kQ8StreamAheadBytes = 8192;
 
 using q8x86::FinishGroup;
@@ -130,13 +132,15 @@ EDGEATTN_AVX512VNNI void DecodeReduced(const Q8SumsBlock& b) {
 constexpr size_t kStreamWindow = 16 * 64;
 
 // One window's chunks j < full whole, chunk `full` its first 32 bytes when `half` (then full < 16), the rest 0.
+// `ahead` (or null): the lines to request, one beside each chunk's load.
 template <bool kTail>
-EDGEATTN_AVX512VNNI inline void StreamWindow(const int8_t* w, const int8_t* x, size_t full, bool half,
-                                             __m512i piece[4]) {
+EDGEATTN_AVX512VNNI inline void StreamWindow(const int8_t* w, const int8_t* x, size_t full, bool half, __m512i piece[4],
+                                             const char* ahead = nullptr) {
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512i r[16];
 #pragma GCC unroll 16
   for (size_t j = 0; j < 16; ++j) {
+    if (!kTail && ahead != nullptr) _mm_prefetch(ahead + 64 * j, _MM_HINT_T0);
     if (!kTail || j < full) {
       const __m512i wv = _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), offset);
       r[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv, _mm512_loadu_si512(x + 64 * j));
@@ -226,10 +230,9 @@ EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
     __m512i piece[4];
     for (; c + kStreamWindow <= bytes; c += kStreamWindow) {
       const int8_t* p = w + c;
+      const char* ahead = nullptr;  // the window's lines kQ8StreamAheadBytes on, one beside each chunk's load
       if (w_end - p > static_cast<ptrdiff_t>(kQ8StreamAheadBytes + kStreamWindow)) {
-#pragma GCC unroll 16
-        for (size_t j = 0; j < kStreamWindow; j += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(p) + kQ8StreamAheadBytes + j, _MM_HINT_T0);
+        ahead = reinterpret_cast<const char*>(p) + kQ8StreamAheadBytes;
         // The scales of the window as far ahead (the next block's follow this one's).
         const float* s = scale + (c + kQ8StreamAheadBytes) / kGroup;
         if (scale_end - s > static_cast<ptrdiff_t>(kStreamWindow / kGroup)) {
@@ -237,7 +240,7 @@ EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
             _mm_prefetch(reinterpret_cast<const char*>(s) + j, _MM_HINT_T0);
         }
       }
-      StreamWindow<false>(p, r.xr + xo, 16, false, piece);
+      StreamWindow<false>(p, r.xr + xo, 16, false, piece, ahead);
       StreamGroups<kGroup>(r, piece, scale, c / kGroup, xo / kGroup, kStreamWindow / kGroup);
       xo += kStreamWindow;
       while (xo >= in) xo -= in;
