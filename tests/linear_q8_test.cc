@@ -379,9 +379,12 @@ TEST_P(LinearQ8Test, ActF32WithinBound) {
 
 // ACT_F32 sums each output on its own: in a call of many outputs it has the bits it has in a call of that output
 // alone, whichever block of outputs (two, four or eight rows of W side by side) computed it.
+// Each (row, output) of ACT_F32 has the bits of that output computed alone, whichever block computed it: one row
+// at a time, or four (x86 AVX-512: two outputs of four rows per pass, an odd last output alone, rows past a
+// multiple of four one at a time).
 TEST_P(LinearQ8Test, ActF32EachOutputAsAlone) {
   Rng rng;
-  for (size_t rows : {1, 2, 4}) {
+  for (size_t rows : {1, 2, 4, 5, 9}) {
     for (size_t in : {96, 512, 1088}) {
       const size_t out = 19, gs = 32, groups = in / gs;
       GuardedBuffer x(rows * in, 1);
