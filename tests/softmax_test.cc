@@ -166,6 +166,38 @@ TEST_P(SoftmaxTest, HugeLogitsGiveTheExactOneHotAnswer) {
   ExpectRow(out[2], {0.5f, 0, 0.5f}, "+-FLT_MAX");
 }
 
+// The vector paths give rows whose every x has an exponent at most the max m's (m > 0) and x - m at or above the exp's
+// flush threshold a shorter exp (Fast2Sum for x - m's rounding error, no flush). Rows on each side of both edges, with
+// x - m rounded in most lanes (a dropped or wrong error term is up to 8 ULP off here), each against the reference.
+TEST_P(SoftmaxTest, RowsAtTheEdgesOfTheShortExp) {
+  Rng rng;
+  const float m = std::nextafter(16.0f, 0.0f);  // exponent 3: x may reach -m's next power of two, exclusive
+  const float threshold = -87.3365478515625f;    // the exp's kShiftedMinArg
+  struct Case {
+    const char* what;
+    float low, max, least;  // x uniform in [low, max), then x[1] = least and x[2] = max
+  };
+  const Case cases[] = {
+      {"x_min just inside 16", -15.9f, m, -m},
+      {"x_min at -16 (a larger exponent)", -15.9f, m, -16.0f},
+      {"x_min - m at the flush threshold", -15.9f, 10.0f, 10.0f + threshold},
+      {"x_min - m below the flush threshold", -15.9f, 10.0f, std::nextafter(10.0f + threshold, -kInf)},
+      {"x_min - m far below it, one exponent", -15.9f, 100.0f, -120.0f},
+      {"m <= 0", -60.0f, -3.5f, -60.0f},
+      {"m subnormal", -1e-39f, 1e-40f, -1e-39f},
+  };
+  for (const Case& c : cases) {
+    for (size_t cols : {32, 33, 64, 100, 1000, 4099}) {
+      std::vector<float> in(cols), out(cols);
+      for (float& x : in) x = c.low + (c.max - c.low) * rng.Uniform(0.0f, 0.999f);
+      in[1] = c.least;
+      in[2] = c.max;
+      ASSERT_EQ(api().softmax(in.data(), out.data(), 1, cols), Status::kOk);
+      CheckRows(in.data(), out.data(), 1, cols, c.what);
+    }
+  }
+}
+
 TEST_P(SoftmaxTest, DenormalInputs) {
   const float in[4] = {1e-45f, 0.0f, -1e-40f, 1e-38f};
   float out[4];

@@ -23,20 +23,33 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // The row's max in every lane (kept as a vector: the exp's -m is then one negation of it, not a scalar broadcast on a
-// short row's path).
-template <class D>
-HWY_INLINE hn::VFromD<D> RowMax(D d, const float* in, size_t n) {
+// short row's path). kWithMin: the row's least value too, in every lane of *vmin (for RowTakesFastExp; a NaN in the
+// row may leave any value there, which is harmless: such a row's sum is NaN whichever exp its lanes took).
+template <bool kWithMin = false, class D, class V = hn::VFromD<D>>
+HWY_INLINE V RowMax(D d, const float* in, size_t n, V* vmin = nullptr) {
   const size_t N = hn::Lanes(d);
   const auto neg_inf = hn::Set(d, -internal::kInfinity);
   // Independent accumulators: Max has a latency of several cycles and the loop would wait on it.
   auto m0 = neg_inf, m1 = neg_inf;
+  auto lo0 = hn::Set(d, internal::kInfinity), lo1 = lo0;
   size_t j = 0;
   for (; j + 2 * N <= n; j += 2 * N) {
-    m0 = hn::Max(m0, hn::LoadU(d, in + j));
-    m1 = hn::Max(m1, hn::LoadU(d, in + j + N));
+    const auto x0 = hn::LoadU(d, in + j), x1 = hn::LoadU(d, in + j + N);
+    m0 = hn::Max(m0, x0);
+    m1 = hn::Max(m1, x1);
+    if constexpr (kWithMin) lo0 = hn::Min(lo0, x0), lo1 = hn::Min(lo1, x1);
   }
-  for (; j + N <= n; j += N) m0 = hn::Max(m0, hn::LoadU(d, in + j));
-  if (j < n) m1 = hn::Max(m1, hn::IfThenElse(hn::FirstN(d, n - j), LoadTail(d, in + j, n - j), neg_inf));
+  for (; j + N <= n; j += N) {
+    const auto x = hn::LoadU(d, in + j);
+    m0 = hn::Max(m0, x);
+    if constexpr (kWithMin) lo0 = hn::Min(lo0, x);
+  }
+  if (j < n) {
+    const auto x = LoadTail(d, in + j, n - j);
+    m1 = hn::Max(m1, hn::IfThenElse(hn::FirstN(d, n - j), x, neg_inf));
+    if constexpr (kWithMin) lo1 = hn::Min(lo1, hn::IfThenElse(hn::FirstN(d, n - j), x, hn::Set(d, internal::kInfinity)));
+  }
+  if constexpr (kWithMin) *vmin = hn::MinOfLanes(d, hn::Min(lo0, lo1));
 #if HWY_TARGET == HWY_EMU128
   // Highway 1.0.3's EMU128 MaxOfLanes starts from -FLT_MAX: a row of -inf would get the finite max -FLT_MAX
   // (and then 0/0). Reduce the lanes here instead.
@@ -146,6 +159,33 @@ HWY_INLINE V ExpMinusMaxIn(D d, V x, V neg_m) {
   return ExpRr2P6Shifted<kToNearest>(d, dv, d_lo);
 }
 
+// Where rows may take ExpMinusMaxFastRow: targets with double vectors (the softmax row's offset sums) on x86 and
+// AArch64. Elsewhere (ARMv7 NEON flushes subnormals, so its Fast2Sum need not be exact) every row takes ExpMinusMaxIn.
+#if (HWY_ARCH_X86 || HWY_ARCH_ARM_A64) && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+constexpr bool kFastExpRows = true;
+#else
+constexpr bool kFastExpRows = false;
+#endif
+
+// ExpMinusMaxIn<true, kTimes2To64> for a row that passes RowTakesFastExp, rounding to nearest, with the same bits
+// and 5 operations fewer per vector: x - m's rounding error by Fast2Sum(-m, x) (two operations where 2Sum takes
+// five), exact because m's exponent is at least x's, and no flush to +0, which no lane at or above kShiftedMinArg
+// needs. Both give the one exact error, so e^(x - m) is the same float.
+template <bool kTimes2To64 = false, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpMinusMaxFastRow(D d, V x, V neg_m) {
+  const V dv = hn::Add(x, neg_m);
+  const V d_lo = hn::Sub(x, hn::Sub(dv, neg_m));
+  return ExpScaledBy64<true, true, kTimes2To64>(d, dv, d_lo);
+}
+
+// ExpMinusMaxFastRow where kFast (a row that passes RowTakesFastExp, rounding to nearest), else ExpMinusMaxIn.
+template <bool kToNearest, bool kFast, bool kTimes2To64 = false, class D, class V = hn::VFromD<D>>
+HWY_INLINE V ExpMinusMaxOfRow(D d, V x, V neg_m) {
+  static_assert(kToNearest || !kFast, "Fast2Sum is exact when rounding to nearest");
+  if constexpr (kFast) return ExpMinusMaxFastRow<kTimes2To64>(d, x, neg_m);
+  return ExpMinusMaxIn<kToNearest, kTimes2To64>(d, x, neg_m);
+}
+
 // The same for callers (attention's loops) that do not read the rounding mode themselves: exactly
 // ExpMinusMaxIn<true>, the default environment's operations at their cost. Under a directed mode n may then be
 // the floor or ceiling and the result up to 270 ULP off (special values stay exact: e^0 = 1, -inf and
@@ -180,7 +220,7 @@ HWY_INLINE size_t ExpRowPairsEach(D d, const float* in, float* out, size_t n, hn
 // The same with the offset Fast2Sum sums of RowSumFlush's comment, flushed to the double lanes every kRowSumBlock
 // steps. Rounding to nearest only: under a directed mode the error of s + e need not be a float (rounding a tiny e
 // up to s + ulp(s) leaves e - ulp(s)), and Fast2Sum would not be exact.
-template <class D, class VD>
+template <bool kFast, class D, class VD>
 HWY_INLINE size_t ExpRowPairsOffset(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VD& acc0,
                                     VD& acc1) {
   const size_t N = hn::Lanes(d);
@@ -189,8 +229,8 @@ HWY_INLINE size_t ExpRowPairsOffset(D d, const float* in, float* out, size_t n, 
     auto s0 = hn::Set(d, kRowSumOffset), s1 = s0, c0 = hn::Zero(d), c1 = hn::Zero(d);
     const size_t steps = HWY_MIN(kRowSumBlock, (n - j) / (2 * N));
     for (size_t step = 0; step < steps; ++step, j += 2 * N) {
-      const auto e0 = ExpMinusMaxIn<true, true>(d, hn::LoadU(d, in + j), neg_m);
-      const auto e1 = ExpMinusMaxIn<true, true>(d, hn::LoadU(d, in + j + N), neg_m);
+      const auto e0 = ExpMinusMaxOfRow<true, kFast, true>(d, hn::LoadU(d, in + j), neg_m);
+      const auto e1 = ExpMinusMaxOfRow<true, kFast, true>(d, hn::LoadU(d, in + j + N), neg_m);
       hn::StoreU(e0, d, out + j);
       hn::StoreU(e1, d, out + j + N);
       const auto t0 = hn::Add(s0, e0), t1 = hn::Add(s1, e1);
@@ -206,11 +246,12 @@ HWY_INLINE size_t ExpRowPairsOffset(D d, const float* in, float* out, size_t n, 
 }
 #endif
 
-template <bool kToNearest, class D, class VS>
+template <bool kToNearest, bool kFast, class D, class VS>
 HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VFromD<D> neg_m, VS& acc0, VS& acc1) {
 #if HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-  if constexpr (kToNearest) return ExpRowPairsOffset(d, in, out, n, neg_m, acc0, acc1);
+  if constexpr (kToNearest) return ExpRowPairsOffset<kFast>(d, in, out, n, neg_m, acc0, acc1);
 #endif
+  static_assert(!kFast || kToNearest, "Fast2Sum is exact when rounding to nearest");
   return ExpRowPairsEach<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
 }
 
@@ -225,16 +266,17 @@ constexpr size_t kDivideMaxVectors = 16;
 
 // Softmax of one row of n >= 1 floats whose max, finite, is every lane of vmax; in == out allowed. The exponentials are
 // stored and summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is
-// normal, so the scaling is exact throughout) and each vector saves a multiply.
-template <bool kToNearest, class D>
+// normal, so the scaling is exact throughout) and each vector saves a multiply. kFast: the row passes RowTakesFastExp
+// (every whole vector takes ExpMinusMaxFastRow; the padded tail keeps the flush of its -inf lanes).
+template <bool kToNearest, bool kFast = false, class D>
 HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, hn::VFromD<D> vmax) {
   const size_t N = hn::Lanes(d);
   const auto neg_m = hn::Neg(vmax);
   const RowSumD<decltype(d)> ds;
   auto acc0 = hn::Zero(ds), acc1 = hn::Zero(ds);
-  size_t j = ExpRowPairs<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
+  size_t j = ExpRowPairs<kToNearest, kFast>(d, in, out, n, neg_m, acc0, acc1);
   for (; j + N <= n; j += N) {
-    const auto e = ExpMinusMaxIn<kToNearest, true>(d, hn::LoadU(d, in + j), neg_m);
+    const auto e = ExpMinusMaxOfRow<kToNearest, kFast, true>(d, hn::LoadU(d, in + j), neg_m);
     hn::StoreU(e, d, out + j);
     RowSumAdd(d, e, acc0, acc1);
   }
@@ -274,14 +316,23 @@ HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, 
   }
 }
 
+// Rows of at least this many vectors look for their least value beside the max (one more operation per vector in
+// that pass), to take ExpMinusMaxFastRow (five fewer per vector) where RowTakesFastExp allows.
+constexpr size_t kFastExpMinVectors = 2;
+
 // Softmax of one row of n >= 1 floats; in == out allowed.
 inline void SoftmaxRow(const float* in, float* out, size_t n) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
   const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
-  const auto vmax = RowMax(d, in, n);
+  auto vmin = hn::Set(d, internal::kQuietNaN);  // NaN: RowTakesFastExp is false
+  const auto vmax = kFastExpRows && n >= kFastExpMinVectors * hn::Lanes(d) ? RowMax<true>(d, in, n, &vmin)
+                                                                          : RowMax(d, in, n);
   const float m = hn::GetLane(vmax);
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
-  if (HWY_LIKELY(ExpToNearest())) return SoftmaxRowFiniteMax<true>(d, in, out, n, vmax);
+  if (HWY_LIKELY(ExpToNearest())) {
+    if (internal::RowTakesFastExp(hn::GetLane(vmin), m)) return SoftmaxRowFiniteMax<true, kFastExpRows>(d, in, out, n, vmax);
+    return SoftmaxRowFiniteMax<true>(d, in, out, n, vmax);
+  }
   SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
 }
 

@@ -4,7 +4,9 @@
 #define EDGEATTN_LIB_SOFTMAX_SOFTMAX_SCALAR_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "lib/common/bit_cast.h"
 #include "lib/common/float_util.h"
 #include "lib/exp/exp_scalar.h"
 
@@ -53,6 +55,15 @@ inline void SoftmaxRowFiniteMax(const float* in, float* out, size_t n, float m) 
 
   const float inv_total = 1.0f / total;
   for (size_t j = 0; j < n; ++j) out[j] = CorrectedQuotient(out[j], total, inv_total);
+}
+
+// Whether every x of a row, x_min <= x <= m, all finite, may take the vector paths' short exp of x - m (softmax-inl.h,
+// ExpMinusMaxFastRow), rounding to nearest: m > 0 and |x_min| below 2^(e + 1), e being m's exponent, so that no x has
+// a larger exponent than m and Fast2Sum(-m, x) gives x - m's rounding error exactly; and x_min - m at or above
+// kShiftedMinArg, so that no lane needs the exp's flush to +0. False for a NaN x_min.
+inline bool RowTakesFastExp(float x_min, float m) {
+  if (!(m > 0.0f) || !(x_min - m >= ExpConstants::kShiftedMinArg)) return false;
+  return (BitCastScalar<uint32_t>(x_min) & 0x7FFFFFFFu) >> 23 <= BitCastScalar<uint32_t>(m) >> 23;
 }
 
 // Softmax of one row of n >= 1 floats; in == out allowed.
