@@ -256,13 +256,15 @@ HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VF
 }
 
 // Rows of at most kDivideMaxVectors vectors divide by the row sum (x86, where a vector division is the IEEE one; ARMv7
-// NEON's Div is a reciprocal estimate with Newton steps, not correctly rounded). docs/performance.md, "Short rows".
+// NEON's Div is a reciprocal estimate with Newton steps, not correctly rounded). One vector: Intel's 512-bit division
+// issues once per 16 cycles, so rows of 4 and 16 vectors lost 7% and 17% there to it against the corrected quotient
+// (docs/performance.md, "Short rows" and "The short exp").
 #if HWY_ARCH_X86
 constexpr bool kDivideShortRows = true;
 #else
 constexpr bool kDivideShortRows = false;
 #endif
-constexpr size_t kDivideMaxVectors = 16;
+constexpr size_t kDivideMaxVectors = 1;
 
 // Softmax of one row of n >= 1 floats whose max, finite, is every lane of vmax; in == out allowed. The exponentials are
 // stored and summed as e^(x - m) 2^64: the quotient is the same (every e^(x - m) the exp does not flush to +0 is
