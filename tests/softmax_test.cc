@@ -172,7 +172,7 @@ TEST_P(SoftmaxTest, HugeLogitsGiveTheExactOneHotAnswer) {
 TEST_P(SoftmaxTest, RowsAtTheEdgesOfTheShortExp) {
   Rng rng;
   const float m = std::nextafter(16.0f, 0.0f);  // exponent 3: x may reach -m's next power of two, exclusive
-  const float threshold = -87.3365478515625f;    // the exp's kShiftedMinArg
+  const float threshold = -87.3365478515625f;   // the exp's kShiftedMinArg
   struct Case {
     const char* what;
     float low, max, least;  // x uniform in [low, max), then x[1] = least and x[2] = max

@@ -47,7 +47,8 @@ HWY_INLINE V RowMax(D d, const float* in, size_t n, V* vmin = nullptr) {
   if (j < n) {
     const auto x = LoadTail(d, in + j, n - j);
     m1 = hn::Max(m1, hn::IfThenElse(hn::FirstN(d, n - j), x, neg_inf));
-    if constexpr (kWithMin) lo1 = hn::Min(lo1, hn::IfThenElse(hn::FirstN(d, n - j), x, hn::Set(d, internal::kInfinity)));
+    if constexpr (kWithMin)
+      lo1 = hn::Min(lo1, hn::IfThenElse(hn::FirstN(d, n - j), x, hn::Set(d, internal::kInfinity)));
   }
   if constexpr (kWithMin) *vmin = hn::MinOfLanes(d, hn::Min(lo0, lo1));
 #if HWY_TARGET == HWY_EMU128
@@ -327,12 +328,13 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
   const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
   auto vmin = hn::Set(d, internal::kQuietNaN);  // NaN: RowTakesFastExp is false
-  const auto vmax = kFastExpRows && n >= kFastExpMinVectors * hn::Lanes(d) ? RowMax<true>(d, in, n, &vmin)
-                                                                          : RowMax(d, in, n);
+  const auto vmax =
+      kFastExpRows && n >= kFastExpMinVectors * hn::Lanes(d) ? RowMax<true>(d, in, n, &vmin) : RowMax(d, in, n);
   const float m = hn::GetLane(vmax);
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
   if (HWY_LIKELY(ExpToNearest())) {
-    if (internal::RowTakesFastExp(hn::GetLane(vmin), m)) return SoftmaxRowFiniteMax<true, kFastExpRows>(d, in, out, n, vmax);
+    if (internal::RowTakesFastExp(hn::GetLane(vmin), m))
+      return SoftmaxRowFiniteMax<true, kFastExpRows>(d, in, out, n, vmax);
     return SoftmaxRowFiniteMax<true>(d, in, out, n, vmax);
   }
   SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
