@@ -156,6 +156,34 @@ TEST_P(SoftmaxTest, NaNPoisonsOnlyItsRow) {
   for (int j = 0; j < 5; ++j) EXPECT_EQ(Bits(out[0][j]), Bits(alone[j])) << "the NaN rows changed row 0";
 }
 
+// Rows of two vectors or more whose max is positive and whose other values sit near it, except -500 (far below
+// the exp's flush threshold) and, `stride` floats later, a NaN. Where stride is twice the path's vector, the NaN
+// shares the -500's lane in the max pass's accumulators, and x86's min (which returns its second operand when one is
+// NaN) then loses the -500: the row looks as if it takes the short exp. Whichever exp its vectors take, the NaN must
+// reach every output of its row and no other row.
+TEST_P(SoftmaxTest, NaNPoisonsOnlyItsLongRow) {
+  Rng rng;
+  for (size_t cols : {100, 257, 1000, 4099}) {
+    for (size_t stride : {8, 16, 32, 64, 128}) {
+      if (5 + 3 * stride > cols) continue;
+      std::vector<float> in(3 * cols), out(3 * cols), alone(cols);
+      for (float& x : in) x = rng.Uniform(1.0f, 4.0f);
+      float* nan_row = in.data() + cols;
+      nan_row[5] = -500.0f;
+      nan_row[5 + stride] = kNaN;
+      ASSERT_EQ(api().softmax(in.data(), out.data(), 3, cols), Status::kOk);
+      size_t not_nan = 0;
+      for (size_t j = 0; j < cols; ++j) not_nan += std::isnan(out[cols + j]) ? 0 : 1;
+      EXPECT_EQ(not_nan, 0u) << "cols " << cols << ", NaN " << stride << " after the -500";
+      for (size_t r : {size_t{0}, size_t{2}}) {
+        ASSERT_EQ(api().softmax(in.data() + r * cols, alone.data(), 1, cols), Status::kOk);
+        for (size_t j = 0; j < cols; ++j)
+          ASSERT_EQ(Bits(out[r * cols + j]), Bits(alone[j])) << "the NaN row changed row " << r << ", cols " << cols;
+      }
+    }
+  }
+}
+
 TEST_P(SoftmaxTest, HugeLogitsGiveTheExactOneHotAnswer) {
   // Seed 002's scores are ~1e4 apart; a row-wise max-subtracted softmax is one-hot on the largest.
   const float in[3][3] = {{1e4f, 5e3f, -1e4f}, {-1e4f, -2e4f, -9e3f}, {FLT_MAX, -FLT_MAX, FLT_MAX}};

@@ -46,9 +46,9 @@ HWY_INLINE V RowMax(D d, const float* in, size_t n, V* vmin = nullptr) {
   }
   if (j < n) {
     const auto x = LoadTail(d, in + j, n - j);
-    m1 = hn::Max(m1, hn::IfThenElse(hn::FirstN(d, n - j), x, neg_inf));
-    if constexpr (kWithMin)
-      lo1 = hn::Min(lo1, hn::IfThenElse(hn::FirstN(d, n - j), x, hn::Set(d, internal::kInfinity)));
+    const auto valid = hn::FirstN(d, n - j);
+    m1 = hn::Max(m1, hn::IfThenElse(valid, x, neg_inf));
+    if constexpr (kWithMin) lo1 = hn::Min(lo1, hn::IfThenElse(valid, x, hn::Set(d, internal::kInfinity)));
   }
   if constexpr (kWithMin) *vmin = hn::MinOfLanes(d, hn::Min(lo0, lo1));
 #if HWY_TARGET == HWY_EMU128
