@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -256,6 +257,73 @@ TEST_P(KvCacheTest, StoredValuesAreWithinTheDocumentedRounding) {
                 bound = max_abs / 127 / 2 * (1 + 0x1p-14) + 0x1p-126;  // scale/2
               }
               ASSERT_LE(std::fabs(r - x), bound) << TypeName(type) << " p " << p << " which " << which << " x " << x;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A Q8 row as kv_cache.h states the rule, restated here in plain code: scale = max|x| / 127 and q = x / scale
+// (float divisions in the current rounding mode), q clamped to [-127, 127] and rounded to nearest, ties to even
+// (decided in double, where every step on these values is exact, so in any mode); 0 where scale is 0.
+void ReferenceQ8Row(const float* x, size_t n, std::vector<float>& q, float* scale) {
+  float max_abs = 0.0f;
+  for (size_t e = 0; e < n; ++e) max_abs = std::max(max_abs, std::fabs(x[e]));
+  volatile float divisor = 127.0f;  // a division at run time, in the mode the caller set
+  *scale = max_abs / divisor;
+  q.assign(n, 0.0f);
+  if (*scale == 0.0f) return;
+  for (size_t e = 0; e < n; ++e) {
+    const double r = std::min(127.0, std::max(-127.0, static_cast<double>(x[e] / *scale)));
+    const double fl = std::floor(r), frac = r - fl;
+    const bool up = frac > 0.5 || (frac == 0.5 && std::fmod(fl, 2.0) != 0.0);
+    q[e] = static_cast<float>(up ? fl + 1.0 : fl);
+    if (q[e] == 0.0f) q[e] = 0.0f;  // the stored integer 0 reads back as +0 * scale
+  }
+}
+
+// Append's Q8 stores give the rule's bits for every kv head width (rows filling whole vectors, part of one, or less
+// than the narrowest), in every rounding mode, on a misaligned cache: ties, all-zero rows, a scale that underflows
+// and values at +-max included. Read returns q * scale, compared bit for bit with the reference's q * scale.
+TEST_P(KvCacheTest, Q8StoresFollowTheRuleForEveryWidth) {
+  Rng rng;
+  for (int mode = kToNearest; mode <= kTowardZero; ++mode) {
+    for (size_t width : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 64, 100, 128}) {
+      const size_t heads = 3, positions = 5;
+      const KvCacheDesc c = MakeCacheDesc(KvType::kQ8, heads, width, width + 3, positions, 0);
+      TestCache tc(c, 1 + width % 3);
+      std::vector<float> k, v;
+      RandomRows(rng, c, positions, k, v);
+      for (size_t i = 0; i < k.size(); ++i) k[i] *= std::ldexp(1.0f, static_cast<int>(rng.Index(60)) - 30);
+      float* ties = k.data() + heads * width;  // position 1, head 0: max 127 (scale 1), then halves: every tie
+      for (size_t e = 0; e < width; ++e) ties[e] = e == 0 ? 127.0f : static_cast<float>(e % 17) - 8.5f;
+      std::fill(k.begin() + 2 * heads * width, k.begin() + 2 * heads * width + width, 0.0f);   // position 2, head 0
+      for (size_t e = 0; e < width; ++e) k[3 * heads * width + e] = e % 2 ? 5e-44f : -2e-45f;  // scale underflows
+      v[(c.value_dim - 1)] = -v[0] * 3.0f;  // position 0, head 0: the max at the row's last value
+      {
+        ScopedFpEnv env(FpEnv{static_cast<Rounding>(mode), false, false});
+        ASSERT_EQ(tc.cache.Append(k.data(), v.data(), positions), Status::kOk);
+      }
+      for (size_t p = 0; p < positions; ++p) {
+        std::vector<float> kr, vr;
+        tc.ReadPosition(p, kr, vr);
+        for (int which = 0; which < 2; ++which) {
+          const size_t w = which == 0 ? c.head_dim : c.value_dim;
+          const float* src = (which == 0 ? k.data() : v.data()) + p * heads * w;
+          const std::vector<float>& got = which == 0 ? kr : vr;
+          for (size_t g = 0; g < heads; ++g) {
+            std::vector<float> q;
+            float scale;
+            {
+              ScopedFpEnv env(FpEnv{static_cast<Rounding>(mode), false, false});
+              ReferenceQ8Row(src + g * w, w, q, &scale);
+            }
+            for (size_t e = 0; e < w; ++e) {
+              ASSERT_EQ(Bits(got[g * w + e]), Bits(q[e] * scale))
+                  << kRoundingNames[mode] << " width " << w << " position " << p << " head " << g << " element " << e
+                  << " x " << src[g * w + e];
             }
           }
         }

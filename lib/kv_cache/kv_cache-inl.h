@@ -12,12 +12,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "lib/attention/attention_split.h"
 #include "lib/attention/decode-inl.h"
 #include "lib/attention/decode_chunks-inl.h"
 #include "lib/common/fp_env.h"
+#include "lib/common/q8_quantize-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_route.h"
 #include "lib/kv_cache/kv_tiles-inl.h"
@@ -274,6 +276,43 @@ inline void KvAttentionPartForward(const internal::KvAttentionProblem& p, size_t
 }
 inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
   return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
+}
+
+// ---- Append's stores for a Q8 cache: each kv head's row quantised on the widest vectors its width fills (the bits
+// of the scalar rule, lib/common/q8_quantize-inl.h), where the scalar rule's data-dependent branches cost a
+// mispredicted branch every few values on fresh rows (docs/performance.md, "The KV cache's Append").
+inline void KvStoreQ8Side(const internal::KvLayout& l, unsigned char* storage, size_t slot, internal::KvSide side,
+                          const float* src) {
+  const size_t width = l.Width(side);
+  const hn::ScalableTag<float> d;
+  for (size_t g = 0; g < l.heads; ++g) {
+    const float* x = src + g * width;
+    int8_t* q = reinterpret_cast<int8_t*>(storage + l.RowByte(slot, g, side));
+    float scale;
+    if (width >= hn::Lanes(d)) {
+      scale = Q8QuantizeGroupIn(d, x, width, q, nullptr);
+    } else if (width >= 8) {
+      scale = Q8QuantizeGroupIn(hn::CappedTag<float, 8>(), x, width, q, nullptr);
+    } else {
+      scale = Q8QuantizeGroupIn(hn::CappedTag<float, 4>(), x, width, q, nullptr);  // scalar below 4
+    }
+    memcpy(storage + l.ScaleByte(slot, g, side), &scale, sizeof(scale));
+  }
+}
+
+// Positions first .. first + n - 1 of a Q8 cache from k [n][k_row] and v [n][v_row] (KvCache::Append's stores).
+// Highway's emulated targets keep the scalar rule's loop (StorePosition), which they would only slow down.
+inline void KvStoreQ8Positions(const internal::KvLayout& l, unsigned char* storage, size_t first, size_t n,
+                               const float* k, const float* v) {
+  for (size_t j = 0; j < n; ++j) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+    internal::StorePosition(l, storage, first + j, k + j * l.k_row, v + j * l.v_row);
+#else
+    const size_t slot = (first + j) % l.capacity;
+    KvStoreQ8Side(l, storage, slot, internal::KvSide::kKey, k + j * l.k_row);
+    KvStoreQ8Side(l, storage, slot, internal::KvSide::kValue, v + j * l.v_row);
+#endif
+  }
 }
 
 }  // namespace HWY_NAMESPACE

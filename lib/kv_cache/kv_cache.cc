@@ -107,6 +107,8 @@ size_t KvCache::OldestPosition() const noexcept {
   return CheckCacheState(state_, &oldest) == Status::kOk ? static_cast<size_t>(oldest) : state_.length;
 }
 
+HWY_EXPORT(KvStoreQ8Positions);
+
 Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
   if (state_.storage == nullptr || (n != 0 && (k == nullptr || v == nullptr))) return Status::kNullPointer;
   uint64_t oldest;
@@ -133,8 +135,13 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
     return Status::kOverlap;
   }
   unsigned char* storage = static_cast<unsigned char*>(state_.storage);
-  for (size_t j = skip; j < n; ++j) {
-    internal::StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+  if (d.type == KvType::kQ8) {
+    EDGEATTN_DISPATCH(KvStoreQ8Positions)
+    (l, storage, state_.length + skip, n - skip, k + skip * l.k_row, v + skip * l.v_row);
+  } else {
+    for (size_t j = skip; j < n; ++j) {
+      internal::StorePosition(l, storage, state_.length + j, k + j * l.k_row, v + j * l.v_row);
+    }
   }
   const size_t length = state_.length + n;
   if (length - oldest > d.capacity) internal::StoreOldest(storage, length - d.capacity);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // KV cache storage: where each row and each Q8 scale of a cache sits (the one place of that arithmetic), over the
-// formats of lib/common (f16.h, q8.h). Shared by the scalar and the SIMD path: the stored bits come from that integer
-// code only, so they are the same on every target.
+// formats of lib/common (f16.h, q8.h). Shared by the scalar and the SIMD path: the stored bits come from that code
+// (for Q8 also from its vector form, lib/common/q8_quantize-inl.h, which gives the same bits), so they are the same on
+// every target.
 #ifndef EDGEATTN_LIB_KV_CACHE_KV_CACHE_STORAGE_H_
 #define EDGEATTN_LIB_KV_CACHE_KV_CACHE_STORAGE_H_
 

@@ -27,12 +27,12 @@
 
 #include "hwy/highway.h"
 #include "lib/common/prefetch-inl.h"
+#include "lib/common/q8_quantize-inl.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/linear_q8/linear_q8_dsp.h"
 #include "lib/linear_q8/linear_q8_f32-inl.h"
 #include "lib/linear_q8/linear_q8_kernels.h"
 #include "lib/linear_q8/linear_q8_scalar.h"
-#include "lib/linear_q8/q8_quantize-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {

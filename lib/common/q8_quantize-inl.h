@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations: the same bits as the scalar
+// The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations and the KV cache's rows: the same
+// bits as the scalar
 // Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of |x| (exact),
 // the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the rounding to
 // an integer, always to nearest even: one instruction where the ISA takes the rounding direction from the
 // instruction itself (x86 SSE4.1 roundps / AVX-512 vrndscaleps with an immediate, AArch64 frintn: the caller's
 // mode does not apply), elsewhere truncation, an exact difference and a comparison with 1/2 (RoundToNearestEven's
 // steps). ARMv7 NEON has no IEEE division and flushes subnormals: there, and for groups narrower than a vector,
-// the scalar code runs. (Kept to this one function so that it can move to lib/common with the other format code.)
+// the scalar code runs.
 
-#if defined(EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
-#undef EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
+#if defined(EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_
+#undef EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_
 #else
-#define EDGEATTN_LIB_LINEAR_Q8_Q8_QUANTIZE_INL_H_
+#define EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_
 #endif
 
 #include <stddef.h>
@@ -46,9 +47,10 @@ HWY_INLINE hn::Vec<hn::RebindToSigned<D>> RoundHalfEvenToInt(D d, hn::Vec<D> r) 
 #endif
 }
 
-// One group of n finite floats: q[i] and the scale as Q8QuantizeGroup, and *sum = sum of q.
-HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
-  const hn::ScalableTag<float> d;
+// One group of n finite floats on vectors of tag d: q[i] and the scale as Q8QuantizeGroup, and *sum = sum of q
+// (sum may be null).
+template <class D>
+HWY_INLINE float Q8QuantizeGroupIn(D d, const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
   const hn::RebindToSigned<decltype(d)> di;
   const hn::Rebind<int8_t, decltype(d)> d8;
   const size_t N = hn::Lanes(d);
@@ -56,7 +58,7 @@ HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8
     const float scale = internal::Q8QuantizeGroup(x, n, q);
     int32_t s = 0;
     for (size_t i = 0; i < n; ++i) s += q[i];
-    *sum = s;
+    if (sum != nullptr) *sum = s;
     return scale;
   }
   auto max_abs = hn::Zero(d);
@@ -70,7 +72,7 @@ HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8
   const float scale = m / 127.0f;
   if (scale == 0.0f) {
     for (i = 0; i < n; ++i) q[i] = 0;
-    *sum = 0;
+    if (sum != nullptr) *sum = 0;
     return scale;
   }
   const auto vscale = hn::Set(d, scale), limit = hn::Set(d, 127.0f);
@@ -78,16 +80,21 @@ HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8
   for (i = 0; i + N <= n; i += N) {
     const auto r = hn::Min(hn::Max(hn::Div(hn::LoadU(d, x + i), vscale), hn::Neg(limit)), limit);
     const auto qi = RoundHalfEvenToInt(d, r);
-    sums = hn::Add(sums, qi);
+    if (sum != nullptr) sums = hn::Add(sums, qi);
     hn::StoreU(hn::DemoteTo(d8, qi), d8, q + i);
   }
-  int32_t s = hn::GetLane(hn::SumOfLanes(di, sums));
+  int32_t s = sum != nullptr ? hn::GetLane(hn::SumOfLanes(di, sums)) : 0;
   for (; i < n; ++i) {
     q[i] = internal::Q8Quantize(x[i], scale);
     s += q[i];
   }
-  *sum = s;
+  if (sum != nullptr) *sum = s;
   return scale;
+}
+
+// The same on the target's full vectors (groups narrower than one take the scalar code).
+HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
+  return Q8QuantizeGroupIn(hn::ScalableTag<float>(), x, n, q, sum);
 }
 
 }  // namespace HWY_NAMESPACE
