@@ -332,6 +332,101 @@ TEST_P(KvCacheTest, Q8StoresFollowTheRuleForEveryWidth) {
   }
 }
 
+// Append's F16 stores round to the nearest half, ties to even, for every row length (whole vectors, a partial one,
+// less than one) at an odd address: exact ties between neighbouring halves (normal and subnormal), values across
+// the half range and below it, +-0, +-inf and NaN, against the double reference of tests/half_reference.h. (The
+// long label's sweep compares every float32 with the scalar conversion bit for bit.)
+TEST_P(KvCacheTest, F16StoresRoundToNearestEvenForEveryWidth) {
+  Rng rng;
+  for (size_t width : {1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100}) {
+    const size_t heads = 2, positions = 3;
+    const KvCacheDesc c = MakeCacheDesc(KvType::kF16, heads, width, width + 2, positions, 0);
+    TestCache tc(c, 1);
+    std::vector<float> k, v;
+    RandomRows(rng, c, positions, k, v);
+    for (std::vector<float>* rows : {&k, &v}) {
+      for (size_t i = 0; i < rows->size(); ++i) {
+        float& x = (*rows)[i];
+        switch (rng.Index(4)) {
+          case 0: {  // a tie: halfway between half h and h + 1 (exact in float)
+            const uint16_t h = static_cast<uint16_t>(rng.Index(0x7BFF));
+            x = static_cast<float>((RefHalfValue(h) + RefHalfValue(static_cast<uint16_t>(h + 1))) / 2);
+            break;
+          }
+          case 1:
+            x *= std::ldexp(1.0f, static_cast<int>(rng.Index(48)) - 34);  // 2^-34 .. 2^13
+            break;
+          default:
+            break;
+        }
+        if (rng.Index(2) == 0) x = -x;
+      }
+    }
+    const float specials[] = {0.0f, -0.0f, kInf, -kInf, kNaN, 1e-40f, -65504.0f, 65519.0f};
+    for (size_t i = 0; i < 8 && i < k.size(); ++i) k[k.size() - 1 - i] = specials[i];
+    ASSERT_EQ(tc.cache.Append(k.data(), v.data(), positions), Status::kOk);
+    for (size_t p = 0; p < positions; ++p) {
+      std::vector<float> kr, vr;
+      tc.ReadPosition(p, kr, vr);
+      for (int which = 0; which < 2; ++which) {
+        const std::vector<float>& src = which == 0 ? k : v;
+        const std::vector<float>& got = which == 0 ? kr : vr;
+        for (size_t e = 0; e < got.size(); ++e) {
+          const float x = src[p * got.size() + e];
+          const double want = RefRoundToHalf(x);
+          if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(got[e])) << "width " << width << " x " << x;
+          } else {
+            ASSERT_TRUE(static_cast<double>(got[e]) == want && std::signbit(got[e]) == std::signbit(want))
+                << "width " << width << " position " << p << " x " << x << " got " << got[e] << " want " << want;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Append checks every value before it stores any, wherever it sits (a whole vector of a row, its tail, K or V):
+// one value the type cannot store is INVALID_ARGUMENT with the storage untouched; the values at the edges of each
+// type's range are stored.
+TEST_P(KvCacheTest, AppendChecksEveryValue) {
+  Rng rng;
+  const size_t heads = 3, width = 37, positions = 2, count = positions * heads * width;
+  const float f16_edge = std::nextafter(65520.0f, 0.0f);
+  struct Case {
+    KvType type;
+    float bad;
+    std::vector<float> good;
+  };
+  const Case cases[] = {{KvType::kF16, 65520.0f, {f16_edge, -f16_edge, kInf, -kInf, kNaN}},
+                        {KvType::kF16, -FLT_MAX, {}},
+                        {KvType::kQ8, kInf, {FLT_MAX, -FLT_MAX}},
+                        {KvType::kQ8, -kInf, {}},
+                        {KvType::kQ8, kNaN, {}}};
+  for (const Case& c : cases) {
+    const KvCacheDesc desc = MakeCacheDesc(c.type, heads, width, width, 4, 0);
+    for (size_t at : {size_t{0}, size_t{15}, size_t{16}, size_t{17}, width - 1, heads * width, count - 1}) {
+      for (int side = 0; side < 2; ++side) {
+        TestCache tc(desc, 3);
+        std::vector<float> k, v;
+        RandomRows(rng, desc, positions, k, v);
+        (side == 0 ? k : v)[at] = c.bad;
+        const std::vector<unsigned char> before = tc.Snapshot();
+        EXPECT_EQ(tc.cache.Append(k.data(), v.data(), positions), Status::kInvalidArgument)
+            << TypeName(c.type) << " " << c.bad << " at " << at << (side == 0 ? " of K" : " of V");
+        EXPECT_TRUE(tc.Snapshot() == before) << "storage changed";
+        EXPECT_EQ(tc.cache.length(), 0u);
+      }
+    }
+    if (c.good.empty()) continue;
+    TestCache tc(desc, 3);
+    std::vector<float> k, v;
+    RandomRows(rng, desc, positions, k, v);
+    for (size_t i = 0; i < count; ++i) (i % 2 ? k : v)[i] = c.good[i % c.good.size()];
+    EXPECT_EQ(tc.cache.Append(k.data(), v.data(), positions), Status::kOk) << TypeName(c.type) << " edge values";
+  }
+}
+
 TEST_P(KvCacheTest, SpecialValuesAreStoredAsSuch) {
   for (KvType type : {KvType::kF32, KvType::kF16}) {
     const KvCacheDesc c = MakeCacheDesc(type, 1, 4, 4, 2, 0);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The F16 storage format on Highway vectors (the scalar conversions are lib/common/f16.h): a vector of halves
-// converted to floats exactly, by F16C's vcvtph2ps on x86 and by integer operations elsewhere.
+// converted to floats exactly, by F16C's vcvtph2ps on x86 and by integer operations elsewhere; and floats converted
+// to halves by the integer steps of FloatToHalfBits, branch-free (the same bits in every rounding mode).
 
 #if defined(EDGEATTN_LIB_COMMON_F16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_COMMON_F16_INL_H_
@@ -11,10 +12,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwy/highway.h"
 #include "lib/common/f16.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/common/stack_vector.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -50,6 +53,61 @@ HWY_INLINE hn::Vec<D> LoadHalves(D d, const uint16_t* p) {
 #else
   return HalfToFloat(d, hn::PromoteTo(hn::RebindToUnsigned<D>(), hn::LoadU(d16, p)));
 #endif
+}
+
+// f32 -> binary16 bits (in 32-bit lanes), FloatToHalfBits lane by lane, in integer operations only. Each case is
+// computed in every lane and the lane's case selected: infinities and NaNs (the payload's top bits kept, quiet),
+// finite values from 65520 up (+-inf), normal halves (the exponent re-biased, the mantissa rounded to nearest even
+// by adding 0xFFF and the bit above the cut: a carry moves into the exponent, which is the correct result), and
+// subnormal halves (the significand with its implicit bit shifted right by 126 - exponent, capped at 25, where
+// every value rounds to 0, rounded the same way).
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> FloatToHalfBitsVec(D d, hn::Vec<D> x) {
+  (void)d;
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto bits = hn::BitCast(du, x);
+  const auto one = hn::Set(du, 1u);
+  const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto lsb = hn::And(hn::ShiftRight<13>(a), one);
+  const auto normal =
+      hn::Sub(hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0x0FFFu), lsb))), hn::Set(du, 112u << 10));
+  const auto significand = hn::Or(hn::And(a, hn::Set(du, 0x007FFFFFu)), hn::Set(du, 0x00800000u));
+  // 126 - e wraps to a large count where e > 126; those lanes take another case.
+  const auto shift = hn::Min(hn::Sub(hn::Set(du, 126u), hn::ShiftRight<23>(a)), hn::Set(du, 25u));
+  const auto half_less_one = hn::Sub(one << hn::Sub(shift, one), one);
+  const auto sub_lsb = hn::And(significand >> shift, one);
+  const auto subnormal = hn::Add(significand, hn::Add(half_less_one, sub_lsb)) >> shift;
+  const auto nan_bits = hn::Or(hn::Set(du, 0x0200u), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 0x03FFu)));
+  const auto ai = hn::BitCast(di, a);
+  const auto nan = hn::Gt(ai, hn::Set(di, 0x7F800000));
+  // Highway 1.0.3 compares integers by Gt and Lt only: a >= t is a > t - 1.
+  auto h = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x38800000 - 1))), normal, subnormal);
+  // From 65520 up, +-inf included: 0x7C00; NaNs then get their payload.
+  h = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, static_cast<int32_t>(internal::kHalfOverflowBits) - 1))),
+                     hn::Set(du, 0x7C00u), h);
+  h = hn::IfThenElse(hn::RebindMask(du, nan), hn::Or(hn::Set(du, 0x7C00u), nan_bits), h);
+  return hn::Or(h, hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)));
+}
+
+// n floats stored as halves at dst (any address): StoreHalfRow's bits. Whole vectors go through a lane buffer and a
+// copy (dst may be odd); the last partial vector's lanes too.
+template <class D>
+HWY_INLINE void StoreHalfRowIn(D d, const float* HWY_RESTRICT x, size_t n, unsigned char* HWY_RESTRICT dst) {
+  const hn::Rebind<uint16_t, D> d16;
+  const hn::RebindToSigned<D> di;
+  const size_t N = hn::Lanes(d);
+  HWY_ALIGN uint16_t halves[hn::MaxLanes(D())];
+  static_assert(sizeof(halves) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
+  size_t e = 0;
+  for (; e + N <= n; e += N) {
+    hn::Store(hn::DemoteTo(d16, hn::BitCast(di, FloatToHalfBitsVec(d, hn::LoadU(d, x + e)))), d16, halves);
+    memcpy(dst + 2 * e, halves, N * sizeof(uint16_t));
+  }
+  if (e < n) {
+    hn::Store(hn::DemoteTo(d16, hn::BitCast(di, FloatToHalfBitsVec(d, LoadTail(d, x + e, n - e)))), d16, halves);
+    memcpy(dst + 2 * e, halves, (n - e) * sizeof(uint16_t));
+  }
 }
 
 struct F16Format {

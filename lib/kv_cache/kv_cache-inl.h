@@ -18,8 +18,10 @@
 #include "lib/attention/attention_split.h"
 #include "lib/attention/decode-inl.h"
 #include "lib/attention/decode_chunks-inl.h"
+#include "lib/common/f16-inl.h"
 #include "lib/common/fp_env.h"
 #include "lib/common/q8_quantize-inl.h"
+#include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
 #include "lib/kv_cache/kv_route.h"
 #include "lib/kv_cache/kv_tiles-inl.h"
@@ -278,7 +280,7 @@ inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
   return ChooseKvRoute<DecodeKernels>(p, KvSpanOf(p).chunks, internal::RoundsToNearest());
 }
 
-// ---- Append's stores for a Q8 cache: each kv head's row quantised on the widest vectors its width fills (the bits
+// ---- Append's stores. A Q8 cache: each kv head's row quantised on the widest vectors its width fills (the bits
 // of the scalar rule, lib/common/q8_quantize-inl.h), where the scalar rule's data-dependent branches cost a
 // mispredicted branch every few values on fresh rows (docs/performance.md, "The KV cache's Append").
 inline void KvStoreQ8Side(const internal::KvLayout& l, unsigned char* storage, size_t slot, internal::KvSide side,
@@ -300,17 +302,57 @@ inline void KvStoreQ8Side(const internal::KvLayout& l, unsigned char* storage, s
   }
 }
 
-// Positions first .. first + n - 1 of a Q8 cache from k [n][k_row] and v [n][v_row] (KvCache::Append's stores).
-// Highway's emulated targets keep the scalar rule's loop (StorePosition), which they would only slow down.
-inline void KvStoreQ8Positions(const internal::KvLayout& l, unsigned char* storage, size_t first, size_t n,
-                               const float* k, const float* v) {
+// internal::StorableValues on vectors (Append's check before it stores anything): the magnitude's bits against the
+// type's rejected range, a vector at a time; the tail's zero padding is storable.
+inline bool KvStorableValues(KvType type, const float* x, size_t n) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  return internal::StorableValues(type, x, n);
+#else
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  // F16 rejects magnitudes in [kHalfOverflowBits, +inf), Q8 from +inf up. Highway 1.0.3 compares integers by Gt
+  // and Lt only: a >= t is a > t - 1.
+  const bool f16 = type == KvType::kF16;
+  const auto low = hn::Set(di, static_cast<int32_t>(f16 ? internal::kHalfOverflowBits : 0x7F800000u) - 1);
+  const auto infinity = hn::Set(di, 0x7F800000), magnitude = hn::Set(di, 0x7FFFFFFF);
+  const auto rejected = [&](hn::VFromD<decltype(d)> v) HWY_ATTR {
+    const auto a = hn::And(hn::BitCast(di, v), magnitude);
+    auto bad = hn::Gt(a, low);
+    if (f16) bad = hn::And(bad, hn::Lt(a, infinity));
+    return !hn::AllFalse(di, bad);
+  };
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    if (rejected(hn::LoadU(d, x + i))) return false;
+  }
+  return i == n || !rejected(LoadTail(d, x + i, n - i));
+#endif
+}
+
+// An F16 cache's side: the slot's rows of every kv head are contiguous, converted as one row (FloatToHalfBits'
+// bits, branch-free: lib/common/f16-inl.h).
+inline void KvStoreF16Side(const internal::KvLayout& l, unsigned char* storage, size_t slot, internal::KvSide side,
+                           const float* src) {
+  StoreHalfRowIn(hn::ScalableTag<float>(), src, l.SlotElements(side), storage + l.RowByte(slot, 0, side));
+}
+
+// Positions first .. first + n - 1 of an F16 or Q8 cache from k [n][k_row] and v [n][v_row] (KvCache::Append's
+// stores). Highway's emulated targets keep the scalar loop (StorePosition), which they would only slow down.
+inline void KvStorePositions(const internal::KvLayout& l, unsigned char* storage, size_t first, size_t n,
+                             const float* k, const float* v) {
   for (size_t j = 0; j < n; ++j) {
 #if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
     internal::StorePosition(l, storage, first + j, k + j * l.k_row, v + j * l.v_row);
 #else
     const size_t slot = (first + j) % l.capacity;
-    KvStoreQ8Side(l, storage, slot, internal::KvSide::kKey, k + j * l.k_row);
-    KvStoreQ8Side(l, storage, slot, internal::KvSide::kValue, v + j * l.v_row);
+    if (l.type == KvType::kQ8) {
+      KvStoreQ8Side(l, storage, slot, internal::KvSide::kKey, k + j * l.k_row);
+      KvStoreQ8Side(l, storage, slot, internal::KvSide::kValue, v + j * l.v_row);
+    } else {
+      KvStoreF16Side(l, storage, slot, internal::KvSide::kKey, k + j * l.k_row);
+      KvStoreF16Side(l, storage, slot, internal::KvSide::kValue, v + j * l.v_row);
+    }
 #endif
   }
 }

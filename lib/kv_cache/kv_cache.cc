@@ -69,21 +69,6 @@ bool BeforeCallersChecks(Status state_status) {
   return state_status != Status::kOk && state_status != Status::kWorkspaceTooSmall;
 }
 
-// Values the cache cannot store: F16 finite |x| >= 65520 (would become infinity), Q8 non-finite.
-bool StorableValues(KvType type, const float* x, size_t n) {
-  if (type == KvType::kF16) {
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t a = internal::BitCastScalar<uint32_t>(x[i]) & 0x7FFFFFFFu;
-      if (a >= internal::kHalfOverflowBits && a < 0x7F800000u) return false;
-    }
-  } else if (type == KvType::kQ8) {
-    for (size_t i = 0; i < n; ++i) {
-      if (!internal::IsFinite(x[i])) return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 size_t KvCacheStorageSize(const KvCacheDesc& desc) noexcept {
@@ -107,7 +92,8 @@ size_t KvCache::OldestPosition() const noexcept {
   return CheckCacheState(state_, &oldest) == Status::kOk ? static_cast<size_t>(oldest) : state_.length;
 }
 
-HWY_EXPORT(KvStoreQ8Positions);
+HWY_EXPORT(KvStorePositions);
+HWY_EXPORT(KvStorableValues);
 
 Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
   if (state_.storage == nullptr || (n != 0 && (k == nullptr || v == nullptr))) return Status::kNullPointer;
@@ -123,8 +109,9 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
   const KvLayout l = internal::MakeKvLayout(d);
   // A ring stores only the last `capacity` of the positions; the others are neither stored nor checked.
   const size_t skip = d.window != 0 && n > d.capacity ? n - d.capacity : 0;
-  if (n != 0 && (!StorableValues(d.type, k + skip * l.k_row, (n - skip) * l.k_row) ||
-                 !StorableValues(d.type, v + skip * l.v_row, (n - skip) * l.v_row))) {
+  if (n != 0 && d.type != KvType::kF32 &&
+      (!EDGEATTN_DISPATCH(KvStorableValues)(d.type, k + skip * l.k_row, (n - skip) * l.k_row) ||
+       !EDGEATTN_DISPATCH(KvStorableValues)(d.type, v + skip * l.v_row, (n - skip) * l.v_row))) {
     return Status::kInvalidArgument;
   }
   if (state_status != Status::kOk || n == 0) return state_status;
@@ -135,8 +122,8 @@ Status KvCache::Append(const float* k, const float* v, size_t n) noexcept {
     return Status::kOverlap;
   }
   unsigned char* storage = static_cast<unsigned char*>(state_.storage);
-  if (d.type == KvType::kQ8) {
-    EDGEATTN_DISPATCH(KvStoreQ8Positions)
+  if (d.type != KvType::kF32) {
+    EDGEATTN_DISPATCH(KvStorePositions)
     (l, storage, state_.length + skip, n - skip, k + skip * l.k_row, v + skip * l.v_row);
   } else {
     for (size_t j = skip; j < n; ++j) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "edgeattn/kv_cache.h"
+#include "lib/common/bit_cast.h"
 #include "lib/common/f16.h"
 #include "lib/common/float_util.h"
 #include "lib/common/q8.h"
@@ -124,6 +125,21 @@ inline void StoreSide(const KvLayout& l, unsigned char* storage, size_t slot, Kv
     }
     memcpy(storage + l.ScaleByte(slot, g, side), &scale, sizeof(scale));
   }
+}
+
+// Values a cache of this type cannot store: F16 finite |x| >= 65520 (would become infinity), Q8 non-finite.
+inline bool StorableValues(KvType type, const float* x, size_t n) {
+  if (type == KvType::kF16) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t a = BitCastScalar<uint32_t>(x[i]) & 0x7FFFFFFFu;
+      if (a >= kHalfOverflowBits && a < 0x7F800000u) return false;
+    }
+  } else if (type == KvType::kQ8) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!IsFinite(x[i])) return false;
+    }
+  }
+  return true;
 }
 
 // Stores position `position`'s K and V rows (k_src [heads][head_dim], v_src [heads][value_dim]) in its slot.
