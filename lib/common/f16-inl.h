@@ -55,6 +55,27 @@ HWY_INLINE hn::Vec<D> LoadHalves(D d, const uint16_t* p) {
 #endif
 }
 
+// Lanes shifted by per-lane counts: Highway 1.0.3 has operators for this on fixed-size vectors and only the named
+// Shl and Shr on SVE's and RVV's sizeless types.
+template <class V>
+HWY_INLINE V ShiftLeftByLane(V v, V bits) {
+#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || HWY_TARGET == HWY_SVE2_128 || \
+    HWY_TARGET == HWY_RVV
+  return hn::Shl(v, bits);
+#else
+  return v << bits;
+#endif
+}
+template <class V>
+HWY_INLINE V ShiftRightByLane(V v, V bits) {
+#if HWY_TARGET == HWY_SVE || HWY_TARGET == HWY_SVE2 || HWY_TARGET == HWY_SVE_256 || HWY_TARGET == HWY_SVE2_128 || \
+    HWY_TARGET == HWY_RVV
+  return hn::Shr(v, bits);
+#else
+  return v >> bits;
+#endif
+}
+
 // f32 -> binary16 bits (in 32-bit lanes), FloatToHalfBits lane by lane, in integer operations only. Each case is
 // computed in every lane and the lane's case selected: infinities and NaNs (the payload's top bits kept, quiet),
 // finite values from 65520 up (+-inf), normal halves (the exponent re-biased, the mantissa rounded to nearest even
@@ -75,9 +96,9 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> FloatToHalfBitsVec(D d, hn::Vec<D> x
   const auto significand = hn::Or(hn::And(a, hn::Set(du, 0x007FFFFFu)), hn::Set(du, 0x00800000u));
   // 126 - e wraps to a large count where e > 126; those lanes take another case.
   const auto shift = hn::Min(hn::Sub(hn::Set(du, 126u), hn::ShiftRight<23>(a)), hn::Set(du, 25u));
-  const auto half_less_one = hn::Sub(one << hn::Sub(shift, one), one);
-  const auto sub_lsb = hn::And(significand >> shift, one);
-  const auto subnormal = hn::Add(significand, hn::Add(half_less_one, sub_lsb)) >> shift;
+  const auto half_less_one = hn::Sub(ShiftLeftByLane(one, hn::Sub(shift, one)), one);
+  const auto sub_lsb = hn::And(ShiftRightByLane(significand, shift), one);
+  const auto subnormal = ShiftRightByLane(hn::Add(significand, hn::Add(half_less_one, sub_lsb)), shift);
   const auto nan_bits = hn::Or(hn::Set(du, 0x0200u), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 0x03FFu)));
   const auto ai = hn::BitCast(di, a);
   const auto nan = hn::Gt(ai, hn::Set(di, 0x7F800000));
