@@ -15,14 +15,19 @@ namespace internal {
 
 // x rounded to the nearest integer, ties to even, for |x| < 2^31, in any rounding mode the caller has set (a
 // magic-number addition would round in that mode): the conversion to int truncates in every mode, x minus its
-// truncation is exact, and the comparison with 1/2 decides.
-inline float RoundToNearestEven(float x) {
+// truncation is exact, and comparisons with +-1/2 decide. Branch-free (the comparisons give 0 or 1): quantising
+// fresh data, a branch on them mispredicted every few values (docs/performance.md, "The KV cache's Append"). The
+// fraction has x's sign, so at most one of up and down is set.
+inline int32_t RoundToNearestEvenInt(float x) {
   const int32_t t = static_cast<int32_t>(x);
   const float frac = x - static_cast<float>(t);
-  const float magnitude = frac < 0.0f ? -frac : frac;
-  const bool away = magnitude > 0.5f || (magnitude == 0.5f && (t & 1) != 0);
-  return static_cast<float>(away ? (x < 0.0f ? t - 1 : t + 1) : t);
+  const int32_t odd = t & 1;
+  const int32_t up = static_cast<int32_t>(frac > 0.5f) | (static_cast<int32_t>(frac == 0.5f) & odd);
+  const int32_t down = static_cast<int32_t>(frac < -0.5f) | (static_cast<int32_t>(frac == -0.5f) & odd);
+  return t + up - down;
 }
+
+inline float RoundToNearestEven(float x) { return static_cast<float>(RoundToNearestEvenInt(x)); }
 
 // The Q8 scale of a row of n finite floats: max|x| / 127 (a float division); 0 for an all-zero row.
 inline float Q8Scale(const float* x, size_t n) {
@@ -39,10 +44,15 @@ inline float Q8Scale(const float* x, size_t n) {
 // stored bits are the documented ones under round-to-nearest, and within the bound in every mode. A scale that
 // underflowed to 0 (max |x| below about 2^-143) stores 0: the row reads back as 0, within the documented 2^-126
 // of x.
+//
+// The clamp comes after the rounding, on integers (selects, not branches): the same values, since r > 127 rounds to
+// 127 or 128 and r < -127 to -127 or -128.
 inline int8_t Q8Quantize(float x, float scale) {
   const float r = scale == 0.0f ? 0.0f : x / scale;
-  const float c = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : RoundToNearestEven(r);
-  return static_cast<int8_t>(c);
+  int32_t q = RoundToNearestEvenInt(r);
+  q = q > 127 ? 127 : q;
+  q = q < -127 ? -127 : q;
+  return static_cast<int8_t>(q);
 }
 
 // A group of n finite floats quantised: q[i] = Q8Quantize(x[i], scale), returns the scale (Q8Scale).
