@@ -176,9 +176,9 @@ void CheckRandomShape(bool scalar_path, Rng& rng, size_t rows, size_t in, size_t
 
 TEST_P(LinearQ8Test, ActQ8MatchesFormulaBitForBitOverGroupSizesAndTails) {
   Rng rng;
-  // Group sizes 1, 4, 32, 64, in itself, and sizes that are not powers of two; outputs 1 .. 40 cover every
+  // Group sizes 1, 4, 8, 32, 64, in itself, and sizes that are not powers of two; outputs 1 .. 40 cover every
   // remainder of the 16-output blocks; rows 1 .. 9 every remainder of the 4-row blocks.
-  const size_t group_sizes[] = {1, 4, 32, 64, 12, 20, 96};
+  const size_t group_sizes[] = {1, 4, 32, 64, 8, 12, 20, 96};
   size_t n = 0;
   for (size_t gs : group_sizes) {
     for (size_t groups : {1, 3, 17}) {
@@ -189,6 +189,31 @@ TEST_P(LinearQ8Test, ActQ8MatchesFormulaBitForBitOverGroupSizesAndTails) {
   }
   // in itself as the group, unaligned widths.
   for (size_t in : {5, 33, 100, 257}) CheckRandomShape(IsScalarPath(), rng, 3, in, 19, in, true, in % 7);
+}
+
+// x whose quantisation meets ties in every group: each group's max is 127 c (c a power of two, so its scale is c
+// exactly) and its other values are (m + 1/2) c, so x / scale is a half-integer that rounds to even. Group sizes
+// that fill whole vectors, 8 or 4 lanes, or fewer (the quantiser's every width), one row and several.
+TEST_P(LinearQ8Test, ActQ8TiesInEveryGroupWidth) {
+  Rng rng;
+  size_t n = 0;
+  for (size_t gs : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 32, 64}) {
+    for (size_t rows : {1, 3}) {
+      const size_t in = gs * 5, out = 1 + (n * 5) % 23;
+      GuardedBuffer x(rows * in, n % 4);
+      TestMatrix m(out, in, gs, n % 7);
+      FillRandom(rng, x, m);
+      for (size_t g = 0; g < rows * in / gs; ++g) {
+        const float c = std::ldexp(1.0f, static_cast<int>(rng.Index(20)) - 10);
+        for (size_t i = 0; i < gs; ++i) {
+          const float half = static_cast<float>(static_cast<int>(rng.Index(254)) - 127) + 0.5f;
+          x[g * gs + i] = (i == (g % gs) ? (g % 2 != 0 ? -127.0f : 127.0f) : half) * c;
+        }
+      }
+      ExpectFormulaBits(IsScalarPath(), x, rows, m, nullptr, n % 4);
+      ++n;
+    }
+  }
 }
 
 // One row with group 32 or 64: the x86 VNNI kernel reads each block of 16 rows of W as one stream in windows of

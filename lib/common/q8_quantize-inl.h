@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Q8 rule (lib/common/q8.h) on Highway vectors, for linear_q8's activations and the KV cache's rows: the same
-// bits as the scalar
-// Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of |x| (exact),
-// the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the rounding to
-// an integer, always to nearest even: one instruction where the ISA takes the rounding direction from the
+// bits as the scalar Q8QuantizeGroup, since every step is exact or one IEEE operation of the scalar code: the max of
+// |x| (exact), the division x / scale (correctly rounded in the caller's mode, as the scalar division), and the
+// rounding to an integer, always to nearest even: one instruction where the ISA takes the rounding direction from the
 // instruction itself (x86 SSE4.1 roundps / AVX-512 vrndscaleps with an immediate, AArch64 frintn: the caller's
 // mode does not apply), elsewhere truncation, an exact difference and a comparison with 1/2 (RoundToNearestEven's
-// steps). ARMv7 NEON has no IEEE division and flushes subnormals: there, and for groups narrower than a vector,
-// the scalar code runs.
+// steps). ARMv7 NEON has no IEEE division and flushes subnormals: there, and for groups narrower than 4 lanes (or
+// than the vectors of the tag a caller passes), the scalar code runs.
 
 #if defined(EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_COMMON_Q8_QUANTIZE_INL_H_
@@ -92,9 +91,14 @@ HWY_INLINE float Q8QuantizeGroupIn(D d, const float* HWY_RESTRICT x, size_t n, i
   return scale;
 }
 
-// The same on the target's full vectors (groups narrower than one take the scalar code).
+// The same on the widest vectors the group fills: the target's full vectors, else 8 lanes, else 4 (the scalar code
+// below 4). Narrow groups (the KV cache's rows of 8, linear_q8's groups of 4 or 8) then avoid the scalar rule's
+// per-value dependency chain.
 HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8_t* HWY_RESTRICT q, int32_t* sum) {
-  return Q8QuantizeGroupIn(hn::ScalableTag<float>(), x, n, q, sum);
+  const hn::ScalableTag<float> d;
+  if (n >= hn::Lanes(d)) return Q8QuantizeGroupIn(d, x, n, q, sum);
+  if (n >= 8) return Q8QuantizeGroupIn(hn::CappedTag<float, 8>(), x, n, q, sum);
+  return Q8QuantizeGroupIn(hn::CappedTag<float, 4>(), x, n, q, sum);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -281,23 +281,14 @@ inline internal::KvRoute KvRouteOf(const internal::KvAttentionProblem& p) {
 }
 
 // ---- Append's stores. A Q8 cache: each kv head's row quantised on the widest vectors its width fills (the bits
-// of the scalar rule, lib/common/q8_quantize-inl.h), where the scalar rule's data-dependent branches cost a
-// mispredicted branch every few values on fresh rows (docs/performance.md, "The KV cache's Append").
+// of the scalar rule: lib/common/q8_quantize-inl.h), not value by value (docs/performance.md, "The KV cache's
+// Append").
 inline void KvStoreQ8Side(const internal::KvLayout& l, unsigned char* storage, size_t slot, internal::KvSide side,
                           const float* src) {
   const size_t width = l.Width(side);
-  const hn::ScalableTag<float> d;
   for (size_t g = 0; g < l.heads; ++g) {
-    const float* x = src + g * width;
     int8_t* q = reinterpret_cast<int8_t*>(storage + l.RowByte(slot, g, side));
-    float scale;
-    if (width >= hn::Lanes(d)) {
-      scale = Q8QuantizeGroupIn(d, x, width, q, nullptr);
-    } else if (width >= 8) {
-      scale = Q8QuantizeGroupIn(hn::CappedTag<float, 8>(), x, width, q, nullptr);
-    } else {
-      scale = Q8QuantizeGroupIn(hn::CappedTag<float, 4>(), x, width, q, nullptr);  // scalar below 4
-    }
+    const float scale = Q8QuantizeGroupSimd(src + g * width, width, q, nullptr);
     memcpy(storage + l.ScaleByte(slot, g, side), &scale, sizeof(scale));
   }
 }
