@@ -1081,6 +1081,47 @@ TEST_P(KvCacheTest, NarrowHeadsKeepEveryBitPromise) {
   }
 }
 
+// Narrow heads in a ring that has wrapped: a tile's rows come in two runs, and a run may start at any row, where the
+// narrow P·V keeps four chains by row (j mod 4) and the paired scores load two rows per vector. The ring read in
+// place against the same positions in a window cache that never wraps and against a ring one byte off (F32 and F16:
+// the converted route's f32 tiles; Q8: misaligned rows and scales): the same bits; and every output within
+// attention.h's bound.
+TEST_P(KvCacheTest, NarrowHeadsOnARingKeepTheirBits) {
+  Rng rng;
+  const size_t dims[][2] = {{8, 8}, {5, 7}, {8, 3}, {4, 8}};
+  for (KvType type : kTypes) {
+    for (const auto& dim : dims) {
+      for (size_t window : {37, 300}) {
+        const size_t dk = dim[0], dv = dim[1], group = 1 + rng.Index(4);
+        const size_t capacity = window + 3 + rng.Index(4);
+        const size_t total = 2 * capacity + 1 + rng.Index(capacity);  // the oldest visible slot anywhere
+        const KvCacheDesc rc = MakeCacheDesc(type, 2, dk, dv, capacity, window);
+        const KvCacheDesc wc = MakeCacheDesc(type, 2, dk, dv, total, window);
+        TestCache ring(rc, 0), converted(rc, 1), wide(wc, 0);
+        std::vector<float> k, v;
+        RandomRows(rng, rc, total, k, v);
+        ASSERT_EQ(ring.cache.Append(k.data(), v.data(), total), Status::kOk);
+        ASSERT_EQ(converted.cache.Append(k.data(), v.data(), total), Status::kOk);
+        ASSERT_EQ(wide.cache.Append(k.data(), v.data(), total), Status::kOk);
+        const size_t q_len = 1 + rng.Index(std::min<size_t>(3, capacity - window + 1));
+        const AttentionDesc d = CachedDesc(q_len, rc, 2 * group, MaskKind::kCausal);
+        std::vector<float> q(q_len * 2 * group * dk);
+        for (float& x : q) x = rng.Normal();
+        const std::string what = std::string(TypeName(type)) + " dk " + std::to_string(dk) + " dv " +
+                                 std::to_string(dv) + " group " + std::to_string(group) + " window " +
+                                 std::to_string(window) + " total " + std::to_string(total);
+        std::vector<float> out_ring, out_converted, out_wide;
+        ASSERT_EQ(RunCached(api(), d, q.data(), ring.cache, out_ring), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d, q.data(), converted.cache, out_converted), Status::kOk);
+        ASSERT_EQ(RunCached(api(), d, q.data(), wide.cache, out_wide), Status::kOk);
+        ASSERT_EQ(std::memcmp(out_ring.data(), out_wide.data(), out_ring.size() * 4), 0) << what << " wide";
+        ASSERT_EQ(std::memcmp(out_ring.data(), out_converted.data(), out_ring.size() * 4), 0) << what << " converted";
+        CheckAgainstStoredValues(d, ring, q.data(), out_ring.data(), what.c_str());
+      }
+    }
+  }
+}
+
 // A whole decode loop: a prompt prefilled in chunks, then one token at a time past the window, with a rejected
 // speculative token truncated in the middle; every step against the double reference on the stored values.
 TEST_P(KvCacheTest, DecodeLoopMatchesTheReferenceOnStoredValues) {

@@ -250,21 +250,26 @@ HWY_INLINE void DecodeTile(D d, TileRow<QOf, OutOf>& row, const internal::RowSou
   if constexpr (kMaxHeads == 1) return DecodeTileOneHead<Kernels, Format>(d, row, k, v, nb, sh);
   size_t r = 0;
   while (r < row.count) {
+    // The heads' rows are set as each head is picked: a second loop over heads[] was vectorised by GCC into 16-byte
+    // loads of the 8-byte stores just made, a store-forwarding stall per tile (12% of the 260K model's tile loop).
     size_t heads[4], count = 0;
-    for (; r < row.count && count < heads_max; ++r) {
-      if (row.m[r] == row.m[r]) heads[count++] = r;  // NaN: redone by the caller
-    }
     const float* q_rows[4] = {};
     float* s_rows[4] = {};
     float* out_rows[4] = {};
     float alpha[4] = {};
-    for (size_t e = 0; e < count; ++e) q_rows[e] = row.q_of(heads[e]), s_rows[e] = sh.s + e * sh.s_stride;
+    for (; r < row.count && count < heads_max; ++r) {
+      if (row.m[r] != row.m[r]) continue;  // NaN: redone by the caller
+      q_rows[count] = row.q_of(r), s_rows[count] = sh.s + count * sh.s_stride;
+      heads[count++] = r;
+    }
     ScoresOfHeads<Kernels, Format, kMaxHeads>(d, q_rows, count, k, sh, nb, s_rows);
     bool rescale = false;
     size_t live = 0;
+    float tile_maxes[4];
+    for (size_t e = 0; e < count; ++e) tile_maxes[e] = Kernels::TileMax(d, s_rows[e], nb);
     for (size_t e = 0; e < count; ++e) {
       const size_t state = heads[e];
-      const float tile_max = Kernels::TileMax(d, s_rows[e], nb);
+      const float tile_max = tile_maxes[e];
       if (tile_max != tile_max) {
         row.m[state] = internal::kQuietNaN;
         continue;

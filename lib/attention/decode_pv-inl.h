@@ -241,6 +241,66 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
   }
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Narrow heads on half vectors (DecodeOnHalves, width <= 8 on AVX-512): four FMA chains per head, row j into chain
+// j mod 4 (c<k><h>: chain k, head h), summed as (c0 + c2) + (c1 + c3). Two chains per head (PvRestColumns) left
+// the pass on the FMA latency: 4 cycles per two rows for every head.
+template <class Format, size_t GH, class D, class V>
+HWY_INLINE void PvNarrowRow(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t lanes,
+                            V& c00, V& c01, V& c02, V& c03, V& c10, V& c11, V& c12, V& c13, V& c20, V& c21, V& c22,
+                            V& c23, V& c30, V& c31, V& c32, V& c33) {
+  switch (j & 3) {
+    case 0:
+      return PvRestKey<Format, GH>(d, p, j, row, sc, lanes, c00, c01, c02, c03);
+    case 1:
+      return PvRestKey<Format, GH>(d, p, j, row, sc, lanes, c10, c11, c12, c13);
+    case 2:
+      return PvRestKey<Format, GH>(d, p, j, row, sc, lanes, c20, c21, c22, c23);
+    default:
+      return PvRestKey<Format, GH>(d, p, j, row, sc, lanes, c30, c31, c32, c33);
+  }
+}
+
+template <class Format, size_t GH, class D>
+HWY_INLINE void PvNarrowColumns(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
+                                size_t width, const float* alpha, bool rescale) {
+  using V = hn::Vec<D>;
+  V c00 = hn::Zero(d), c01 = hn::Zero(d), c02 = hn::Zero(d), c03 = hn::Zero(d);
+  V c10 = hn::Zero(d), c11 = hn::Zero(d), c12 = hn::Zero(d), c13 = hn::Zero(d);
+  V c20 = hn::Zero(d), c21 = hn::Zero(d), c22 = hn::Zero(d), c23 = hn::Zero(d);
+  V c30 = hn::Zero(d), c31 = hn::Zero(d), c32 = hn::Zero(d), c33 = hn::Zero(d);
+  const size_t sb = Format::kScaled ? v.scale_bytes : 0;         // 0: no step where there is no scale to read
+  for (const RowRun& run : {FirstRun(v, n), SecondRun(v, n)}) {  // a loop: one copy of the run's code
+    const unsigned char* row = run.row;
+    const unsigned char* sp = run.sp;
+    size_t j = run.begin;
+    for (; j < run.end && (j & 3) != 0; ++j, row += v.row_bytes, sp += sb) {
+      PvNarrowRow<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), width, c00, c01, c02, c03, c10, c11, c12, c13, c20,
+                              c21, c22, c23, c30, c31, c32, c33);
+    }
+    for (; j + 4 <= run.end; j += 4, row += 4 * v.row_bytes, sp += 4 * sb) {
+      PvRestKey<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), width, c00, c01, c02, c03);
+      PvRestKey<Format, GH>(d, p, j + 1, row + v.row_bytes, RowScaleAt<Format>(sp + sb), width, c10, c11, c12, c13);
+      PvRestKey<Format, GH>(d, p, j + 2, row + 2 * v.row_bytes, RowScaleAt<Format>(sp + 2 * sb), width, c20, c21, c22,
+                            c23);
+      PvRestKey<Format, GH>(d, p, j + 3, row + 3 * v.row_bytes, RowScaleAt<Format>(sp + 3 * sb), width, c30, c31, c32,
+                            c33);
+    }
+    for (; j < run.end; ++j, row += v.row_bytes, sp += sb) {
+      PvNarrowRow<Format, GH>(d, p, j, row, RowScaleAt<Format>(sp), width, c00, c01, c02, c03, c10, c11, c12, c13, c20,
+                              c21, c22, c23, c30, c31, c32, c33);
+    }
+  }
+  const auto sum = [&](V x0, V x1, V x2, V x3) { return hn::Add(hn::Add(x0, x2), hn::Add(x1, x3)); };
+  PvStore(d, sum(c00, c10, c20, c30), out[0], width, alpha[0], rescale, true);
+  if constexpr (GH >= 2) PvStore(d, sum(c01, c11, c21, c31), out[1], width, alpha[1], rescale, true);
+  if constexpr (GH >= 4) {
+    PvStore(d, sum(c02, c12, c22, c32), out[2], width, alpha[2], rescale, true);
+    PvStore(d, sum(c03, c13, c23, c33), out[3], width, alpha[3], rescale, true);
+  }
+}
+#endif  // HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+
 #if HWY_TARGET != HWY_SCALAR
 // Row j's contribution to two column vectors (row at the first) of four heads: x<h><t>, head h and column vector t.
 template <class Format, class D, class V>
@@ -359,11 +419,12 @@ HWY_INLINE size_t DecodePv4x16(D d, const float* const* p, size_t n, const inter
 template <class Format, size_t GH, class D>
 HWY_INLINE void DecodePv(D d, const float* const* p, size_t n, const internal::RowSource& v, float* const* out,
                          size_t width, const float* alpha, bool rescale) {
-  if constexpr (DecodeOnHalves<D>()) {  // decode_scores-inl.h; within one half vector only PvRestColumns runs
-    if (2 * width <= hn::Lanes(d)) {
-      return PvRestColumns<Format, GH>(hn::Half<D>(), p, n, v, out, 0, width, alpha, rescale);
-    }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (DecodeOnHalves<D>()) {  // decode_scores-inl.h: a head within one half vector
+    if (2 * width <= hn::Lanes(d))
+      return PvNarrowColumns<Format, GH>(hn::Half<D>(), p, n, v, out, width, alpha, rescale);
   }
+#endif
   const size_t N = hn::Lanes(d);
   size_t c = 0;
 #if HWY_TARGET != HWY_SCALAR

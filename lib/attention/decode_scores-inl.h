@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "lib/attention/shared-inl.h"
@@ -205,7 +207,7 @@ HWY_INLINE size_t DecodeScores4x16(D d, const float* const* q, const internal::R
       for (const unsigned char* row : next) ahead.Request(row);
     }
     float sc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (Format::kScaled) sc[0] = k.Scale(j), sc[1] = k.Scale(j + 1), sc[2] = k.Scale(j + 2), sc[3] = k.Scale(j + 3);
+    if constexpr (Format::kScaled) k.Scales(j, 4, sc);
     auto t00 = hn::Zero(d), t01 = hn::Zero(d), t02 = hn::Zero(d), t03 = hn::Zero(d);
     auto t10 = hn::Zero(d), t11 = hn::Zero(d), t12 = hn::Zero(d), t13 = hn::Zero(d);
     auto t20 = hn::Zero(d), t21 = hn::Zero(d), t22 = hn::Zero(d), t23 = hn::Zero(d);
@@ -263,6 +265,24 @@ HWY_INLINE void ScorePass(D d, const float* const* q, const Keys& keys, const fl
 template <class Format, class D, class Keys>
 HWY_INLINE hn::Vec<D> LoadKeyPair(D d, const Keys& keys, const float* sc, size_t t, size_t t2, size_t head_dim) {
   const hn::Half<D> dh;
+  if constexpr (std::is_same_v<Format, Q8Format> || std::is_same_v<Format, F16Format>) {
+    // A whole half of each key (d = 8: the TinyStories-260K shape): both rows' bytes in one register, converted as one
+    // vector (F16: one conversion where two took two and an insert; Q8: one widening, one conversion and one
+    // product by the two rows' scales where two of each and an insert ran). The same values lane by lane.
+    if (head_dim == hn::Lanes(dh) && Format::VectorLoads(sc[t]) && Format::VectorLoads(sc[t2])) {
+      if constexpr (std::is_same_v<Format, Q8Format>) {
+        const __m128i lo = _mm_loadl_epi64(static_cast<const __m128i*>(static_cast<const void*>(keys.At(t, 0))));
+        const __m128i both = _mm_castpd_si128(
+            _mm_loadh_pd(_mm_castsi128_pd(lo), static_cast<const double*>(static_cast<const void*>(keys.At(t2, 0)))));
+        const __m512 scales = _mm512_mask_broadcastss_ps(_mm512_set1_ps(sc[t]), 0xFF00, _mm_set_ss(sc[t2]));
+        return hn::Vec<D>{_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(both)), scales)};
+      } else {
+        const __m128i lo = _mm_loadu_si128(static_cast<const __m128i*>(static_cast<const void*>(keys.At(t, 0))));
+        const __m128i hi = _mm_loadu_si128(static_cast<const __m128i*>(static_cast<const void*>(keys.At(t2, 0))));
+        return hn::Vec<D>{_mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1))};
+      }
+    }
+  }
   const auto lo = LoadRowVec<Format>(dh, keys.At(t, 0), 0, head_dim, hn::Set(dh, sc[t]), sc[t]);
   const auto hi = LoadRowVec<Format>(dh, keys.At(t2, 0), 0, head_dim, hn::Set(dh, sc[t2]), sc[t2]);
   return hn::Combine(d, hi, lo);
@@ -361,8 +381,8 @@ HWY_INLINE void DecodeScoresPaired(D d, const float* const* q, const internal::R
   float* sj[4] = {};
   size_t j = 0;
   for (; j < n8; j += KP) {
-    const bool half = n8 - j < KP;  // GH 1 only: n8 - j is a multiple of 8
-    for (size_t t = 0; Format::kScaled && t < (half ? 8 : KP); ++t) sc[t] = k.Scale(j + t);
+    const bool half = n8 - j < KP;                                             // GH 1 only: n8 - j is a multiple of 8
+    if constexpr (Format::kScaled) k.Scales(j, GH == 1 && half ? 8 : KP, sc);  // half: GH 1 only
     for (size_t h = 0; h < GH; ++h) sj[h] = s[h] + j;
     ListedKeys<Format, KP> keys;
     k.Rows(j, half ? 8 : KP, keys.r);
@@ -398,14 +418,14 @@ HWY_INLINE void DecodeScores(D d, const float* const* q, const internal::RowSour
   if (k.Wrap(nb) == nb) {  // no ring wrap in the tile
     StridedKeys<Format> keys{k.Row(j), k.row_bytes};
     for (; j < n8; j += KK, keys.r0 += KK * k.row_bytes) {
-      for (size_t t = 0; Format::kScaled && t < KK; ++t) sc[t] = k.Scale(j + t);
+      if constexpr (Format::kScaled) k.Scales(j, KK, sc);
       ScorePass<Format, GH>(d, q, keys, sc, head_dim, vscale, j, s);
     }
   }
   for (; j < n8; j += KK) {  // a tile that wraps: each pass's rows where they are
     ListedKeys<Format, KK> keys;
     k.Rows(j, KK, keys.r);
-    for (size_t t = 0; Format::kScaled && t < KK; ++t) sc[t] = k.Scale(j + t);
+    if constexpr (Format::kScaled) k.Scales(j, KK, sc);
     ScorePass<Format, GH>(d, q, keys, sc, head_dim, vscale, j, s);
   }
 #endif

@@ -39,6 +39,16 @@ struct RowSource {
       for (size_t t = 0; t < count; ++t) r[t] = Row(j + t);
     }
   }
+  // Scales of rows j .. j + count - 1 (count <= capacity) into sc, as Rows walks them (a scaled format only).
+  void Scales(size_t j, size_t count, float* sc) const {
+    const size_t slot = Slot(j);
+    if (slot + count <= capacity) {
+      const unsigned char* p = scale + slot * scale_bytes;
+      for (size_t t = 0; t < count; ++t, p += scale_bytes) memcpy(sc + t, p, sizeof(float));
+    } else {
+      for (size_t t = 0; t < count; ++t) sc[t] = Scale(j + t);
+    }
+  }
   // The first of n rows in slot 0 (n if none).
   size_t Wrap(size_t n) const { return slot0 + n > capacity ? capacity - slot0 : n; }
   // The same rows from row j on.
