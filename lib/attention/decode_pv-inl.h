@@ -3,8 +3,8 @@
 // from a row source in any storage format (lib/common/formats-inl.h), into the output rows of GH query heads that
 // share each loaded V vector. Each accumulator is the chain of one (head, column vector) over the keys in order, in
 // the same column blocks for every GH and format (eight vectors, one accumulator each; then four, even and odd keys
-// apart; then one vector at a time), so each head gets the bits it gets alone on an F32 source holding the values
-// the format reads back.
+// apart; then one vector at a time; a head of at most half an AVX-512 vector: four chains, keys j mod 4), so each
+// head gets the bits it gets alone on an F32 source holding the values the format reads back.
 
 #if defined(EDGEATTN_LIB_ATTENTION_DECODE_PV_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_ATTENTION_DECODE_PV_INL_H_
@@ -243,8 +243,9 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // Narrow heads on half vectors (DecodeOnHalves, width <= 8 on AVX-512): four FMA chains per head, row j into chain
-// j mod 4 (c<k><h>: chain k, head h), summed as (c0 + c2) + (c1 + c3). Two chains per head (PvRestColumns) left
-// the pass on the FMA latency: 4 cycles per two rows for every head.
+// j mod 4 (c<k><h>: chain k, head h), whichever run of a ring's tile holds it, summed as (c0 + c2) + (c1 + c3). Two
+// chains per head (PvRestColumns) left the pass on the FMA latency, 4 cycles per two rows and head: the d = 8 rows
+// with an F16 cache took 11-14% longer (docs/performance.md, "Narrow heads on an Intel host").
 template <class Format, size_t GH, class D, class V>
 HWY_INLINE void PvNarrowRow(D d, const float* const* p, size_t j, const unsigned char* row, float sc, size_t lanes,
                             V& c00, V& c01, V& c02, V& c03, V& c10, V& c11, V& c12, V& c13, V& c20, V& c21, V& c22,
