@@ -207,8 +207,9 @@ void RegisterNormPath(const std::string& impl, bool scalar, int64_t target) {
     Register(shape.Name("layer_norm"), impl,
              [scalar, target, shape](benchmark::State& st) { LayerNorm(st, scalar, target, shape); });
   }
-  // Decode (one token, llama-7B-like heads), a prefill, and a long position (2^20).
-  for (const RopeShape& shape : {RopeShape{1, 32, 128, 100}, RopeShape{64, 8, 64, 0}, RopeShape{64, 8, 64, 1 << 20}}) {
+  // Decode (one token, llama-7B-like heads; the TinyStories-260K heads of 8), a prefill, and a long position (2^20).
+  for (const RopeShape& shape :
+       {RopeShape{1, 32, 128, 100}, RopeShape{1, 8, 8, 100}, RopeShape{64, 8, 64, 0}, RopeShape{64, 8, 64, 1 << 20}}) {
     Register(shape.Name(), impl, [scalar, target, shape](benchmark::State& st) { Rope(st, scalar, target, shape); });
   }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lib/common/dispatch.h"
+#include "lib/rope/rope_scalar.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
@@ -212,6 +213,22 @@ TEST(RopeTableTest, EntriesWithinHalfUlpAndConstexprEqualsFill) {
         }
       }
     }
+  }
+}
+
+// Rope takes ln(base) for the default base from a constant (rope_detail::Log at compile time): it must be the
+// runtime log's value, as must the constexpr table's log for any base.
+TEST(RopeTableTest, ConstexprLogIsTheRuntimeLog) {
+  static_assert(edgeattn::rope_detail::Log(10000.0) > 9.21 && edgeattn::rope_detail::Log(10000.0) < 9.22, "ln 1e4");
+  constexpr double kLog10000 = edgeattn::rope_detail::Log(10000.0);
+  EXPECT_EQ(edgeattn::internal::LogDouble(10000.0), kLog10000);  // exact equality of doubles
+  Rng rng;
+  for (double base : {1.0001, 2.0, 500000.0, 1e6, 3.0e38}) {
+    EXPECT_EQ(edgeattn::internal::LogDouble(base), edgeattn::rope_detail::Log(base)) << base;
+  }
+  for (int k = 0; k < 1000; ++k) {
+    const double base = 2.0 + static_cast<double>(rng.Index(1u << 30)) * 0.37;
+    EXPECT_EQ(edgeattn::internal::LogDouble(base), edgeattn::rope_detail::Log(base)) << base;
   }
 }
 

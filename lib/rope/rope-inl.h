@@ -75,17 +75,15 @@ HWY_INLINE void RotateBlockAllHeads(D d, const internal::RopeProblem& p, float* 
 
 // kToNearest: internal::DoublesRoundToNearest(), read once per call (the frequencies' and the angles' range
 // reductions step to the nearest integer when false, as the scalar loop's do).
-template <bool kToNearest>
-HWY_INLINE void RopeRowsIn(const internal::RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
-  // Capped at one bounded vector (the same tag as ScalableTag on every target but RVV): the lane buffers below.
-  const hn::CappedTag<double, internal::kMaxStackVectorBytes / sizeof(double)> d;
+template <bool kToNearest, class D>
+HWY_INLINE void RopeRowsOn(D d, const internal::RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
   const size_t N = hn::Lanes(d);
   const size_t pairs = p.rotary_dim / 2;
   const size_t token_stride = p.num_heads * p.head_dim;
-  HWY_ALIGN double sin_buf[hn::MaxLanes(decltype(d)())];
-  HWY_ALIGN double cos_buf[hn::MaxLanes(decltype(d)())];
+  HWY_ALIGN double sin_buf[hn::MaxLanes(D())];
+  HWY_ALIGN double cos_buf[hn::MaxLanes(D())];
   static_assert(sizeof(sin_buf) <= internal::kMaxStackVectorBytes, "lane buffer larger than one bounded vector");
-  const hn::RebindToSigned<decltype(d)> di;
+  const hn::RebindToSigned<D> di;
   for (size_t i0 = 0; i0 < pairs; i0 += N) {
     const size_t count = pairs - i0 < N ? pairs - i0 : N;
     // The frequencies base^(-2i / rotary_dim) = e^t of the block's pairs i (lanes past `count` unused), pair 0's
@@ -95,7 +93,7 @@ HWY_INLINE void RopeRowsIn(const internal::RopeProblem& p, float* x, size_t seq_
                                   hn::Set(d, static_cast<double>(p.rotary_dim)));
     const auto w = hn::IfThenElse(hn::Eq(pair, hn::Zero(d)), hn::Set(d, 1.0), ExpSmallVec<kToNearest>(d, exponent));
     for (size_t t = 0; t < seq_len; ++t) {
-      hn::VFromD<decltype(d)> s, c;
+      hn::VFromD<D> s, c;
       SinCosVec<kToNearest>(d, hn::Mul(hn::Set(d, static_cast<double>(first_position + t)), w), &s, &c);
       float* token = x + t * token_stride;
       if (count == N && N % 2 == 0) {
@@ -107,6 +105,28 @@ HWY_INLINE void RopeRowsIn(const internal::RopeProblem& p, float* x, size_t seq_
       for (size_t l = 0; l < count; ++l) internal::RotatePairAllHeads(p, token, i0 + l, sin_buf[l], cos_buf[l]);
     }
   }
+}
+
+// Heads with fewer pairs than the vector has lanes (d = 8 on AVX-512: 4 pairs) take the half or quarter vector
+// they fill, so their rotation runs on vectors too; the lanes' operations and so the bits are the same.
+template <bool kToNearest>
+HWY_INLINE void RopeRowsIn(const internal::RopeProblem& p, float* x, size_t seq_len, size_t first_position) {
+  // Capped at one bounded vector (the same tag as ScalableTag on every target but RVV): the lane buffers above.
+  const hn::CappedTag<double, internal::kMaxStackVectorBytes / sizeof(double)> d;
+  const size_t pairs = p.rotary_dim / 2;
+  const hn::Half<decltype(d)> d2;
+  const hn::Half<decltype(d2)> d4;
+  if constexpr (hn::MaxLanes(d2) >= 2) {
+    if (pairs < hn::Lanes(d) && pairs >= hn::Lanes(d2) && hn::Lanes(d2) >= 2) {
+      return RopeRowsOn<kToNearest>(d2, p, x, seq_len, first_position);
+    }
+  }
+  if constexpr (hn::MaxLanes(d4) >= 2) {
+    if (pairs < hn::Lanes(d2) && pairs >= hn::Lanes(d4) && hn::Lanes(d4) >= 2) {
+      return RopeRowsOn<kToNearest>(d4, p, x, seq_len, first_position);
+    }
+  }
+  RopeRowsOn<kToNearest>(d, p, x, seq_len, first_position);
 }
 
 inline void RopeRows(const internal::RopeProblem& p, float* x, size_t seq_len, size_t first_position) {

@@ -21,6 +21,9 @@ namespace edgeattn {
 namespace {
 
 constexpr float kDefaultRopeBase = 10000.0f;
+// ln(10000) by the runtime log's steps, evaluated at compile time (to nearest): a decode step calls Rope once per
+// layer for q and once for k, and the log was a fifth of the call at d = 8.
+constexpr double kLogDefaultRopeBase = rope_detail::Log(static_cast<double>(kDefaultRopeBase));
 
 // read_base false (the table variant): desc.base is neither checked nor turned into log_base, as rope.h states
 // (the table holds the angles; on cores without a double FPU the log would be software-emulated for nothing).
@@ -44,7 +47,11 @@ Status MakeRopeProblem(const RopeDesc& desc, const float* x, size_t seq_len, siz
   problem->num_heads = desc.num_heads;
   problem->head_dim = desc.head_dim;
   problem->rotary_dim = rotary_dim;
-  problem->log_base = read_base ? internal::LogDouble(static_cast<double>(base)) : 0.0;
+  if (!read_base) {
+    problem->log_base = 0.0;
+  } else {
+    problem->log_base = base == kDefaultRopeBase ? kLogDefaultRopeBase : internal::LogDouble(static_cast<double>(base));
+  }
   problem->half = desc.layout == RopeLayout::kHalf;
   return Status::kOk;
 }
