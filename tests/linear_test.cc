@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "hwy/targets.h"
 #include "tests/test_util.h"
 
 namespace edgeattn_test {
@@ -142,6 +143,54 @@ TEST_P(LinearTest, TransposedDecodeRowsEveryTail) {
   CheckLinearTransposed(api(), rng, 1, 384, 40, true, 1);
   CheckLinearTransposed(api(), rng, 2, 1000, 17, false, 2);
   CheckLinearTransposed(api(), rng, 3, 1100, 9, true, 3);
+}
+
+// One to three rows: an output's bits do not depend on which outputs share its block, so a call on W's rows from
+// `first` on gives the bits of the call on all of W, for every first. The later call's blocks are shifted against
+// the first's, so most outputs are summed by another of the x86 kernels (eight outputs whose lane sums are added
+// together, four, or one row at a time), which must agree bit for bit.
+// Row values spread over 2^-20 .. 2^20, so a change in the order of the additions changes the bits.
+// Rows of 128 inputs or more: the same on x86's SIMD targets (the one-row stream for matrices over 256 KiB, eight
+// outputs at a time for smaller ones on AVX-512); the eight-row kernel of Arm and of Highway's SCALAR and EMU128
+// targets has its own chains (not asserted there).
+TEST_P(LinearTest, TransposedOneRowBitsDoNotDependOnTheBlock) {
+  Rng rng;
+  auto spread = [&rng] { return std::ldexp(rng.Normal(), static_cast<int>(rng.Index(41)) - 20); };
+  struct Shape {
+    size_t in, out;
+  };
+  std::vector<Shape> shapes = {{1, 24}, {16, 24}, {33, 40}, {64, 172}, {100, 27}, {127, 33}};
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+  if (!IsScalarPath() && Target() != HWY_SCALAR && Target() != HWY_EMU128) {
+    shapes.push_back({128, 520});  // 266 KB: one row at a time
+    shapes.push_back({200, 330});  // 264 KB
+  }
+#endif
+  for (const Shape& s : shapes) {
+    for (size_t rows = 1; rows <= 3; ++rows) {
+      std::vector<float> x(rows * s.in), w(s.out * s.in), b(s.out), all(rows * s.out);
+      for (float& v : x) v = spread();
+      for (float& v : w) v = spread();
+      for (float& v : b) v = spread();
+      const bool bias = rows != 2;
+      ASSERT_EQ(api().linear_transposed(x.data(), rows, s.in, w.data(), bias ? b.data() : nullptr, s.out, all.data()),
+                Status::kOk);
+      for (size_t first : {size_t{1}, size_t{3}, size_t{5}, size_t{8}, size_t{13}}) {
+        const size_t out = s.out - first;
+        std::vector<float> part(rows * out);
+        ASSERT_EQ(api().linear_transposed(x.data(), rows, s.in, w.data() + first * s.in,
+                                          bias ? b.data() + first : nullptr, out, part.data()),
+                  Status::kOk);
+        for (size_t r = 0; r < rows; ++r) {
+          for (size_t o = 0; o < out; ++o) {
+            ASSERT_EQ(Bits(part[r * out + o]), Bits(all[r * s.out + first + o]))
+                << "in=" << s.in << " out=" << s.out << " rows=" << rows << " first=" << first << " output "
+                << first + o << " row " << r;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_P(LinearTest, TransposedModelSizedProjection) {
