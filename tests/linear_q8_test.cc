@@ -191,6 +191,22 @@ TEST_P(LinearQ8Test, ActQ8MatchesFormulaBitForBitOverGroupSizesAndTails) {
   for (size_t in : {5, 33, 100, 257}) CheckRandomShape(IsScalarPath(), rng, 3, in, 19, in, true, in % 7);
 }
 
+// One row (a decode call), where each group size has a kernel of its own on x86 (the one-row reduction for
+// multiples of 16, the stream for 32 and 64, one vpdpbusd per output's 16 groups for 4, the panels otherwise):
+// every group size against the formula, blocks of groups whole and cut short (3, 16, 17, 43 groups: the 260K
+// model's w2), outputs of whole and partial 16-output blocks.
+TEST_P(LinearQ8Test, ActQ8OneRowMatchesFormulaForEveryGroupSize) {
+  Rng rng;
+  size_t n = 0;
+  for (size_t gs : {1, 2, 3, 4, 5, 8, 12, 16, 20, 32, 48, 64, 96}) {
+    for (size_t groups : {1, 3, 16, 17, 43}) {
+      const size_t out = (n % 3 == 0) ? 64 : 1 + (n * 7) % 40;
+      CheckRandomShape(IsScalarPath(), rng, 1, gs * groups, out, gs, n % 2 == 0, n % 67);
+      ++n;
+    }
+  }
+}
+
 // x whose quantisation meets ties in every group: each group's max is 127 c (c a power of two, so its scale is c
 // exactly) and its other values are (m + 1/2) c, so x / scale is a half-integer that rounds to even. Group sizes
 // that fill whole vectors, 8 or 4 lanes, or fewer (the quantiser's every width), one row and several.
@@ -259,38 +275,41 @@ TEST_P(LinearQ8Test, ActQ8ModelShapes) {
   CheckRandomShape(IsScalarPath(), rng, 2, 4104, 3, 18, true, 7);
 }
 
+// Groups of 32 and of 4 (x86's one-row kernel and quantiser of their own for 4).
 TEST_P(LinearQ8Test, ActQ8SpecialRows) {
   Rng rng;
-  const size_t rows = 6, gs = 32, in = 4 * gs, out = 21;
-  GuardedBuffer x(rows * in, 1), b(out, 2);
-  TestMatrix m(out, in, gs, 3);
-  FillRandom(rng, x, m);
-  for (size_t i = 0; i < out; ++i) b[i] = rng.Normal();
-  for (size_t i = 0; i < gs; ++i) {
-    x[0 * in + i] = 0.0f;                                    // an all-zero group: scale 0, q 0
-    x[1 * in + gs + i] = rng.Normal() * 0x1p-140f;           // a group whose max is subnormal
-    x[2 * in + 2 * gs + i] = (i % 2 ? -1.0f : 1.0f) * 3.0f;  // every value at +-127
-    x[3 * in + i] = -0x1p-149f * static_cast<float>(i);      // subnormals down to the smallest
-    x[4 * in + 3 * gs + i] = rng.Normal() * 1e30f;           // huge values: products overflow to inf
-    x[5 * in + i] = (i % 3 ? -1.0f : 1.0f) * 3.4028235e38f;  // the largest finite floats (valid input)
-  }
-  for (size_t i = 0; i < in; ++i) {
-    m.q[0 * in + i] = 127, m.q[1 * in + i] = -128, m.q[2 * in + i] = -127;  // saturated weight rows
-    m.q[3 * in + i] = 0;                                                    // an all-zero weight row
-  }
-  const size_t groups = in / gs;
-  for (size_t g = 0; g < groups; ++g) {
-    m.scale[4 * groups + g] = 3e38f;      // huge scales
-    m.scale[5 * groups + g] = 0x1p-149f;  // the smallest subnormal scale
-    m.scale[6 * groups + g] = 1e-30f;     // tiny scales: subnormal products
-    m.scale[7 * groups + g] = 0.0f;
-  }
-  ExpectFormulaBits(IsScalarPath(), x, rows, m, b.data(), 0);
-  ExpectFormulaBits(IsScalarPath(), x, rows, m, nullptr, 7);
-  for (size_t r = 0; r < rows; ++r) {  // each row alone (a decode call: the one-row kernels)
-    GuardedBuffer one(in, r % 4);
-    for (size_t i = 0; i < in; ++i) one[i] = x[r * in + i];
-    ExpectFormulaBits(IsScalarPath(), one, 1, m, r % 2 == 0 ? b.data() : nullptr, r);
+  for (size_t gs : {size_t{32}, size_t{4}}) {
+    const size_t rows = 6, in = 4 * gs, out = 21;
+    GuardedBuffer x(rows * in, 1), b(out, 2);
+    TestMatrix m(out, in, gs, 3);
+    FillRandom(rng, x, m);
+    for (size_t i = 0; i < out; ++i) b[i] = rng.Normal();
+    for (size_t i = 0; i < gs; ++i) {
+      x[0 * in + i] = 0.0f;                                    // an all-zero group: scale 0, q 0
+      x[1 * in + gs + i] = rng.Normal() * 0x1p-140f;           // a group whose max is subnormal
+      x[2 * in + 2 * gs + i] = (i % 2 ? -1.0f : 1.0f) * 3.0f;  // every value at +-127
+      x[3 * in + i] = -0x1p-149f * static_cast<float>(i);      // subnormals down to the smallest
+      x[4 * in + 3 * gs + i] = rng.Normal() * 1e30f;           // huge values: products overflow to inf
+      x[5 * in + i] = (i % 3 ? -1.0f : 1.0f) * 3.4028235e38f;  // the largest finite floats (valid input)
+    }
+    for (size_t i = 0; i < in; ++i) {
+      m.q[0 * in + i] = 127, m.q[1 * in + i] = -128, m.q[2 * in + i] = -127;  // saturated weight rows
+      m.q[3 * in + i] = 0;                                                    // an all-zero weight row
+    }
+    const size_t groups = in / gs;
+    for (size_t g = 0; g < groups; ++g) {
+      m.scale[4 * groups + g] = 3e38f;      // huge scales
+      m.scale[5 * groups + g] = 0x1p-149f;  // the smallest subnormal scale
+      m.scale[6 * groups + g] = 1e-30f;     // tiny scales: subnormal products
+      m.scale[7 * groups + g] = 0.0f;
+    }
+    ExpectFormulaBits(IsScalarPath(), x, rows, m, b.data(), 0);
+    ExpectFormulaBits(IsScalarPath(), x, rows, m, nullptr, 7);
+    for (size_t r = 0; r < rows; ++r) {  // each row alone (a decode call: the one-row kernels)
+      GuardedBuffer one(in, r % 4);
+      for (size_t i = 0; i < in; ++i) one[i] = x[r * in + i];
+      ExpectFormulaBits(IsScalarPath(), one, 1, m, r % 2 == 0 ? b.data() : nullptr, r);
+    }
   }
 }
 

@@ -101,6 +101,46 @@ HWY_INLINE float Q8QuantizeGroupSimd(const float* HWY_RESTRICT x, size_t n, int8
   return Q8QuantizeGroupIn(hn::CappedTag<float, 4>(), x, n, q, sum);
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2  // callers test the same condition
+// `groups` consecutive groups of 4 finite floats (linear_q8's activations with group_size 4), a vector's worth
+// (4 groups on AVX-512, 2 on AVX2) at a time: each group in one 128-bit block, its max |x| spread to the block by
+// two in-block shuffles (exact), then Q8QuantizeGroupIn's steps lane by lane (the scale m / 127, the division, the
+// clamp, the rounding), so the same bits. q[4g + i], scale[g], offset[g] = -128 * the sum of group g's q. A group
+// whose scale is 0 divides by 1 instead: its values are then below 127 * 2^-149 in magnitude and round to 0, as
+// the scalar rule's zeros. The groups left over take Q8QuantizeGroupSimd.
+HWY_INLINE void Q8QuantizeGroupsOf4(const float* HWY_RESTRICT x, size_t groups, int8_t* HWY_RESTRICT q,
+                                    float* HWY_RESTRICT scale, int32_t* HWY_RESTRICT offset) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<int8_t, decltype(d)> d8;
+  const size_t N = hn::Lanes(d), per = N / 4;
+  const auto limit = hn::Set(d, 127.0f), one = hn::Set(d, 1.0f);
+  HWY_ALIGN float scales[hn::MaxLanes(decltype(d)())];
+  HWY_ALIGN int32_t sums[hn::MaxLanes(decltype(d)())];
+  size_t g = 0;
+  for (; g + per <= groups; g += per) {
+    const auto v = hn::LoadU(d, x + 4 * g);
+    auto m = hn::Abs(v);
+    m = hn::Max(m, hn::Shuffle2301(m));
+    m = hn::Max(m, hn::Shuffle1032(m));
+    const auto vscale = hn::Div(m, limit);
+    const auto divisor = hn::IfThenElse(hn::Eq(vscale, hn::Zero(d)), one, vscale);
+    const auto qi = RoundHalfEvenToInt(d, hn::Min(hn::Max(hn::Div(v, divisor), hn::Neg(limit)), limit));
+    hn::StoreU(hn::DemoteTo(d8, qi), d8, q + 4 * g);
+    auto t = hn::Add(qi, hn::Shuffle2301(qi));
+    t = hn::Add(t, hn::Shuffle1032(t));
+    hn::Store(vscale, d, scales);
+    hn::Store(t, di, sums);
+    for (size_t k = 0; k < per; ++k) scale[g + k] = scales[4 * k], offset[g + k] = -128 * sums[4 * k];
+  }
+  for (; g < groups; ++g) {
+    int32_t sum;
+    scale[g] = Q8QuantizeGroupSimd(x + 4 * g, 4, q + 4 * g, &sum);
+    offset[g] = -128 * sum;
+  }
+}
+#endif
+
 }  // namespace HWY_NAMESPACE
 }  // namespace edgeattn
 HWY_AFTER_NAMESPACE();

@@ -172,6 +172,10 @@ inline void LinearQ8Rows(const internal::LinearQ8Problem& p) {
   if (p.kernel == internal::Q8Kernel::kAvx512Vnni && (gs == 32 || gs == 64)) {
     // Rows are contiguous and so are their groups: one run of rows * groups groups, sixteen at a time.
     internal::Q8QuantizeGroupsAvx512(p.x, p.rows * groups, gs, ws.qx, ws.sx, ws.x_offset);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  } else if (gs == 4) {  // the same run, a vector's worth of groups at a time
+    Q8QuantizeGroupsOf4(p.x, p.rows * groups, ws.qx, ws.sx, ws.x_offset);
+#endif
   } else {
     for (size_t r = 0; r < p.rows; ++r) {
       for (size_t g = 0; g < groups; ++g) {

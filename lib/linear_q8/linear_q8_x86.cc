@@ -8,13 +8,15 @@
 // group's sum starts at the row's x_offset = -128 * sum(qx) (computed once per row when x is quantised). int32
 // lanes wrap, and the final sum fits: |qx| <= 127 and group_size <= kQ8MaxGroupSize.
 //
-// Two layouts here (the rows of a block go through transposed panels: linear_q8_x86_rows.cc), the finish with
+// Three layouts here (the rows of a block go through transposed panels: linear_q8_x86_rows.cc), the finish with
 // outputs in lanes in each:
 //  - one row (decode, group_size % 16 == 0): each output's 64 bytes against the same 64 bytes of x, and the 16
 //    vectors of partial sums reduced with outputs in lanes.
 //  - one row with group_size 32 or 64 (Q8StreamRow, the decode of a model): the same reduction over 16 chunks in
 //    address order, so that W is read as one stream; the products go through the workspace and are transposed
 //    into outputs-in-lanes for the finish's additions.
+//  - one row with group_size 4 (DecodeGroupsOf4): an output's 16 groups in one vpdpbusd, their products with
+//    groups in lanes, then one transpose to outputs in lanes.
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -254,6 +256,38 @@ EDGEATTN_AVX512VNNI void StreamRow(const Q8StreamRow& r) {
   }
 }
 
+// ---- One row, groups of 4 (the TinyStories-260K shape: dim 64 and hidden 172 share no larger power of two): a
+// block's 16 groups are 64 bytes, so one vpdpbusd of an output's row with x gives its 16 group sums in lanes,
+// started at the groups' offsets. Its products ((float)s * scale) * sx follow with groups in lanes (the output's
+// scales are contiguous), and one transpose of the 16 outputs' products puts outputs in lanes for the additions in
+// group order: the finish's operations in its order, so the same bits. No panel and no scale tile to pack: for a
+// one-row call the packing had cost as much as the sums (docs/performance.md, "Small matrices").
+EDGEATTN_AVX512VNNI void DecodeGroupsOf4(const Q8SumsBlock& b) {
+  const size_t groups = b.groups;  // <= 16
+  const __mmask16 group_mask = OutputMask(groups);
+  const __mmask64 byte_mask = groups >= 16 ? ~__mmask64{0} : (__mmask64{1} << (4 * groups)) - 1;
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i xv = _mm512_maskz_loadu_epi8(byte_mask, b.x);
+  const __m512i start = _mm512_maskz_loadu_epi32(group_mask, b.x_offset);
+  const __m512 sx = _mm512_maskz_loadu_ps(group_mask, b.sx);
+  __m512i t[16];
+#pragma GCC unroll 16
+  for (size_t k = 0; k < 16; ++k) {
+    const size_t row = k < b.outputs ? k : b.outputs - 1;
+    const __m512i w = _mm512_xor_si512(_mm512_maskz_loadu_epi8(byte_mask, b.w + row * b.w_stride), offset);
+    const __m512i s = _mm512_dpbusd_epi32(start, w, xv);  // lanes past `groups`: 0 + 128 * 0
+    const __m512 scale = _mm512_maskz_loadu_ps(group_mask, b.scale + row * b.scale_stride);
+    t[k] = _mm512_castps_si512(_mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), scale), sx));
+  }
+  Transpose16x16(t);  // t[j]: group j's products, outputs in lanes
+  __m512 acc = StartAccumulator(b, 0);
+#pragma GCC unroll 16
+  for (size_t j = 0; j < 16; ++j) {
+    if (j < groups) acc = _mm512_add_ps(acc, _mm512_castsi512_ps(t[j]));
+  }
+  StoreAccumulator(b, 0, acc);
+}
+
 }  // namespace
 
 void Q8StreamRowAvx512Vnni(const Q8StreamRow& r) noexcept {
@@ -268,6 +302,10 @@ void Q8SumsAvx512Vnni(const Q8SumsBlock& b) noexcept {
   // A block that packs and has one row is a call with one row: no later block needs the panel.
   if (b.pack && b.rows == 1 && b.outputs <= kQ8BlockOutputs && b.group_size % 16 == 0) {
     DecodeReduced(b);
+    return;
+  }
+  if (b.pack && b.rows == 1 && b.outputs <= kQ8BlockOutputs && b.group_size == 4 && b.groups <= 16) {
+    DecodeGroupsOf4(b);
     return;
   }
   Q8PanelRowsAvx512Vnni(b);
