@@ -1122,6 +1122,113 @@ TEST_P(KvCacheTest, NarrowHeadsOnARingKeepTheirBits) {
   }
 }
 
+// Prefill of narrow heads (d = 8, 16; on x86 the converted route's lanes kernel, one query row and head per vector
+// lane, lib/kv_cache/kv_prefill_lanes-inl.h; the decode steps elsewhere): kv_cache.h's promises for calls of 8 rows
+// or more, over more than one 256-position tile, with lanes that see different keys (causal rows, windows):
+// a ring against a cache that never wraps, the work split's parts against the single call, grouped heads against
+// single heads, an F16 or Q8 cache against an F32 cache holding what Read returns, every output within attention.h's
+// bound; and a non-finite K or V element at the newest position reaches only the last row, the one that sees it.
+TEST_P(KvCacheTest, NarrowPrefillKeepsEveryPromise) {
+  Rng rng;
+  const size_t kKvHeads = 2;
+  for (KvType type : kTypes) {
+    for (size_t dim : {8, 16}) {
+      for (size_t window : {0, 45, 300}) {
+        const size_t group = 1 + rng.Index(4), num_heads = kKvHeads * group;
+        const size_t q_len = rng.Bernoulli(0.5) ? 8 + rng.Index(9) : 33 + rng.Index(40);
+        const size_t total = (EDGEATTN_TEST_SMALL_MEMORY ? 300 : 600) + rng.Index(100);
+        const size_t capacity = window == 0 ? total + rng.Index(3) : window + q_len + rng.Index(4);
+        const std::string what = std::string(TypeName(type)) + " d " + std::to_string(dim) + " group " +
+                                 std::to_string(group) + " q_len " + std::to_string(q_len) + " window " +
+                                 std::to_string(window) + " total " + std::to_string(total);
+        const KvCacheDesc rc = MakeCacheDesc(type, kKvHeads, dim, dim, capacity, window);
+        const KvCacheDesc wc = MakeCacheDesc(type, kKvHeads, dim, dim, total, window);
+        TestCache ring(rc, 0), wide(wc, rng.Index(4));
+        std::vector<float> k, v;
+        RandomRows(rng, rc, total, k, v);
+        ASSERT_EQ(ring.cache.Append(k.data(), v.data(), total), Status::kOk) << what;
+        ASSERT_EQ(wide.cache.Append(k.data(), v.data(), total), Status::kOk) << what;
+        const AttentionDesc d = CachedDesc(q_len, rc, num_heads, MaskKind::kCausal);
+        std::vector<float> q(q_len * num_heads * dim), out_ring, out_wide;
+        for (float& x : q) x = rng.Normal();
+        ASSERT_EQ(RunCached(api(), d, q.data(), ring.cache, out_ring), Status::kOk) << what;
+        ASSERT_EQ(RunCached(api(), d, q.data(), wide.cache, out_wide), Status::kOk) << what;
+        ASSERT_EQ(std::memcmp(out_ring.data(), out_wide.data(), out_ring.size() * 4), 0) << what << " ring";
+        CheckAgainstStoredValues(d, wide, q.data(), out_wide.data(), what.c_str());
+        // Grouped heads against each head alone.
+        for (size_t r = 0; r < group; ++r) {
+          const AttentionDesc one = CachedDesc(q_len, rc, kKvHeads, MaskKind::kCausal);
+          std::vector<float> qh(q_len * kKvHeads * dim), single;
+          for (size_t i = 0; i < q_len; ++i) {
+            for (size_t g = 0; g < kKvHeads; ++g) {
+              std::memcpy(&qh[(i * kKvHeads + g) * dim], &q[(i * num_heads + g * group + r) * dim], dim * 4);
+            }
+          }
+          ASSERT_EQ(RunCached(api(), one, qh.data(), wide.cache, single), Status::kOk) << what;
+          for (size_t i = 0; i < q_len; ++i) {
+            for (size_t g = 0; g < kKvHeads; ++g) {
+              ASSERT_EQ(std::memcmp(&single[(i * kKvHeads + g) * dim], &out_wide[(i * num_heads + g * group + r) * dim],
+                                    dim * 4),
+                        0)
+                  << what << " row " << i << " head " << g * group + r;
+            }
+          }
+        }
+        // An F32 cache holding what the typed cache stores.
+        if (type != KvType::kF32) {
+          TestCache f32(MakeCacheDesc(KvType::kF32, kKvHeads, dim, dim, total, window), rng.Index(4));
+          std::vector<float> kr, vr, out_f32;
+          for (size_t p = 0; p < total; ++p) {
+            wide.ReadPosition(p, kr, vr);
+            ASSERT_EQ(f32.cache.Append(kr.data(), vr.data(), 1), Status::kOk) << what;
+          }
+          ASSERT_EQ(RunCached(api(), d, q.data(), f32.cache, out_f32), Status::kOk) << what;
+          ASSERT_EQ(std::memcmp(out_f32.data(), out_wide.data(), out_f32.size() * 4), 0) << what << " stored values";
+        }
+        // The parts, last first, each with a fresh workspace, against the single call.
+        if (!IsScalarPath()) {
+          const size_t parts = edgeattn::AttentionCachedPartCount(d, ring.cache);
+          const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, ring.cache);
+          const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, ring.cache);
+          ASSERT_GE(parts, 1u) << what;
+          std::vector<unsigned char> shared(shared_size + 1);
+          std::vector<float> out_parts(out_ring.size(), kNaN);
+          for (size_t part = parts; part-- > 0;) {
+            std::vector<unsigned char> ws(ws_size + 1, 0x5A);
+            ASSERT_EQ(edgeattn::AttentionCachedPart(d, part, q.data(), ring.cache, out_parts.data(), shared.data(),
+                                                    shared_size, ws.data() + 1, ws_size),
+                      Status::kOk)
+                << what << " part " << part;
+          }
+          ASSERT_EQ(edgeattn::AttentionCachedFinish(d, ring.cache, shared.data(), shared_size, out_parts.data()),
+                    Status::kOk)
+              << what;
+          ASSERT_EQ(std::memcmp(out_parts.data(), out_ring.data(), out_ring.size() * 4), 0) << what << " parts";
+        }
+        // inf in V (kv head 0) and NaN in K (kv head 1) at the newest position (Q8 stores finite values only).
+        if (type != KvType::kQ8) {
+          k[((total - 1) * kKvHeads + 1) * dim + rng.Index(dim)] = kNaN;
+          v[((total - 1) * kKvHeads + 0) * dim] = kInf;
+          TestCache special(wc, rng.Index(4));
+          ASSERT_EQ(special.cache.Append(k.data(), v.data(), total), Status::kOk) << what;
+          std::vector<float> out_special;
+          ASSERT_EQ(RunCached(api(), d, q.data(), special.cache, out_special), Status::kOk) << what;
+          const size_t row = num_heads * dim;
+          ASSERT_EQ(std::memcmp(out_special.data(), out_wide.data(), (q_len - 1) * row * 4), 0) << what << " specials";
+          const float* last = &out_special[(q_len - 1) * row];
+          for (size_t h = 0; h < num_heads; ++h) {
+            if (h < group) {
+              EXPECT_FALSE(std::isfinite(last[h * dim])) << what << " head " << h << ": the inf in V";
+            } else {
+              for (size_t c = 0; c < dim; ++c) EXPECT_TRUE(std::isnan(last[h * dim + c])) << what << " head " << h;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // A whole decode loop: a prompt prefilled in chunks, then one token at a time past the window, with a rejected
 // speculative token truncated in the middle; every step against the double reference on the stored values.
 TEST_P(KvCacheTest, DecodeLoopMatchesTheReferenceOnStoredValues) {

@@ -74,6 +74,22 @@ HWY_INLINE float RowDot(D d, const float* x, const unsigned char* row, size_t n,
   return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
 }
 
+// Columns [c, n) of a row, from column c on, by vectors of d and then of its halves while at least half a vector is
+// left on x86 (down to 4 lanes; a row of 8 on AVX-512 is one half vector, not 8 elements); returns the first column not
+// done. Load gives Element's values wherever it is called (VectorLoads checked by the caller).
+template <class Format, class D>
+HWY_INLINE size_t ConvertColumns(D d, const unsigned char* row, size_t c, size_t n, float scale, float* dst) {
+  const size_t N = hn::Lanes(d);
+  const auto vs = hn::Set(d, scale);
+  for (; c + N <= n; c += N) hn::StoreU(Format::Load(d, row, c, vs), d, dst + c);
+#if HWY_ARCH_X86  // fixed-size vectors; SVE's scalable halves are not measured
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    if (c + N / 2 <= n) return ConvertColumns<Format>(hn::Half<D>(), row, c, n, scale, dst);
+  }
+#endif
+  return c;
+}
+
 // A stored row of n elements as floats into dst: Element's values, by vectors where the row's address allows
 // Load (a misaligned row, a vector unit that would flush a Q8 row's scale: element by element).
 template <class Format, class D>
@@ -83,11 +99,9 @@ HWY_INLINE void ConvertRow(D d, const unsigned char* row, size_t n, float scale,
     memcpy(dst, row, n * sizeof(float));
     return;
   }
-  const size_t N = hn::Lanes(d);
   size_t c = 0;
   if (reinterpret_cast<uintptr_t>(row) % Format::kAlignment == 0 && Format::VectorLoads(scale)) {
-    const auto vs = hn::Set(d, scale);
-    for (; c + N <= n; c += N) hn::StoreU(Format::Load(d, row, c, vs), d, dst + c);
+    c = ConvertColumns<Format>(d, row, 0, n, scale, dst);
   }
   for (; c < n; ++c) dst[c] = Format::Element(row, c, scale);
 }

@@ -23,6 +23,7 @@
 #include "lib/common/q8_quantize-inl.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
+#include "lib/kv_cache/kv_prefill_lanes-inl.h"
 #include "lib/kv_cache/kv_route.h"
 #include "lib/kv_cache/kv_tiles-inl.h"
 
@@ -80,11 +81,18 @@ inline void KvChunkBounds(const KvSpan& sp, size_t c, size_t* cb, size_t* ce) {
 }
 
 // KvChunkTiles on the reader of the route (fused or converted; fused in the cache's format): this picks the
-// instantiation ChooseKvRoute named, nothing more.
+// instantiation ChooseKvRoute named, nothing more; a prefill of narrow heads on the converted route takes
+// KvPrefillLanes instead (kv_prefill_lanes-inl.h: the same contract, one query row and head per lane).
 template <class Kernels, class D>
 HWY_INLINE void KvRouteTiles(D d, internal::KvRoute route, const internal::KvAttentionProblem& p, const float* q,
                              size_t g, const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region,
                              const KvRowGrid& acc_of) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if (route == internal::KvRoute::kConverted && PrefillLanesTake(p, cb, ce)) {
+    if (p.layout.head_dim == 8) return KvPrefillLanes<8>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+    return KvPrefillLanes<16>(d, p, q, g, rows, first_lo, cb, ce, region, acc_of);
+  }
+#endif
   if constexpr (Kernels::kFormatsInRegisters) {  // else never kFused, and the formats' kernels are not compiled
     if (route == internal::KvRoute::kFused) {
       switch (p.layout.type) {

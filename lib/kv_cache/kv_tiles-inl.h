@@ -98,16 +98,21 @@ struct ConvertedTiles {
       return static_cast<const float*>(static_cast<const void*>(row0));  // aligned: checked above
     }
     const size_t width = l.Width(side);
-    for (size_t j = 0; j < n; ++j) {
-      const size_t slot = (first + j) % l.capacity;
-      const unsigned char* row = p.storage + l.RowByte(slot, g, side);
-      if (l.type == KvType::kF16) {
-        ConvertRow<F16Format>(d, row, width, 0.0f, dst + j * width);
-      } else if (l.type == KvType::kQ8) {
-        ConvertRow<Q8Format>(d, row, width, internal::LoadScale(l, p.storage, slot, g, side), dst + j * width);
-      } else {
-        ConvertRow<F32Format>(d, row, width, 0.0f, dst + j * width);
+    // The type chosen once per tile, the slots stepped (a division per row cost as much as a narrow row's conversion).
+    size_t slot = slot0;
+    const auto rows = [&](auto convert) {
+      for (size_t j = 0; j < n; ++j, slot = slot + 1 == l.capacity ? 0 : slot + 1) {
+        convert(p.storage + l.RowByte(slot, g, side), dst + j * width);
       }
+    };
+    if (l.type == KvType::kF16) {
+      rows([&](const unsigned char* row, float* out) { ConvertRow<F16Format>(d, row, width, 0.0f, out); });
+    } else if (l.type == KvType::kQ8) {
+      rows([&](const unsigned char* row, float* out) {
+        ConvertRow<Q8Format>(d, row, width, internal::LoadScale(l, p.storage, slot, g, side), out);
+      });
+    } else {
+      rows([&](const unsigned char* row, float* out) { ConvertRow<F32Format>(d, row, width, 0.0f, out); });
     }
     *stride = width;
     return dst;
