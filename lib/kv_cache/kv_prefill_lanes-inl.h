@@ -196,6 +196,7 @@ HWY_NOINLINE void KvPrefillLanes(D d, const internal::KvAttentionProblem& p, con
   const size_t lanes = (rows.i_end - rows.i_begin) * p.group;
   const V vscale = hn::Set(d, p.scale), neg_inf = hn::Set(d, -internal::kInfinity);
   ConvertedTiles reader(p, g, region);
+  reader.in_place_unaligned = true;
   PrefillLaneBlock<kDim, hn::MaxLanes(D())> blk;
   for (size_t l0 = 0; l0 < lanes; l0 += N) {
     const size_t count = lanes - l0 < N ? lanes - l0 : N;

@@ -77,6 +77,7 @@ struct ConvertedTiles {
   const float* k_tile = nullptr;
   const float* v_tile = nullptr;
   size_t k_stride = 0, v_stride = 0, t0 = 0;
+  bool in_place_unaligned = false;  // KvPrefillLanes: reads rows element by element, so any float boundary does
 
   ConvertedTiles(const internal::KvAttentionProblem& problem, size_t kv_head, float* region) : p(problem), g(kv_head) {
     const internal::KvLayout& l = p.layout;
@@ -87,32 +88,36 @@ struct ConvertedTiles {
   }
 
   // One side's rows of kv head g for positions [first, first + n): in place for an F32 tile that does not wrap and
-  // is float-aligned, else converted into dst. Returns the rows and sets their stride (floats).
+  // whose rows all start on a vector boundary (any float boundary when in_place_unaligned), else converted into dst
+  // (the workspace: aligned). Returns the rows and sets their stride (floats). The decode steps read whole vectors
+  // of a row: from rows off a vector boundary each load splits across two cache lines, which made aligned-float F32
+  // prefills 1.6-2.5x slower than a copy (docs/performance.md, "Prefill with narrow heads").
   template <class D>
   const float* SideRows(D d, internal::KvSide side, size_t first, size_t n, float* dst, size_t* stride) const {
     const internal::KvLayout& l = p.layout;
     const size_t slot0 = first % l.capacity;
     const unsigned char* row0 = p.storage + l.RowByte(slot0, g, side);
-    if (l.type == KvType::kF32 && slot0 + n <= l.capacity && reinterpret_cast<uintptr_t>(row0) % sizeof(float) == 0) {
+    const size_t vector_bytes = hn::Lanes(d) * sizeof(float) < 64 ? hn::Lanes(d) * sizeof(float) : 64;
+    const size_t align = in_place_unaligned ? sizeof(float) : vector_bytes;
+    if (l.type == KvType::kF32 && slot0 + n <= l.capacity && reinterpret_cast<uintptr_t>(row0) % align == 0 &&
+        l.SlotElements(side) * sizeof(float) % align == 0) {
       *stride = l.SlotElements(side);
       return static_cast<const float*>(static_cast<const void*>(row0));  // aligned: checked above
     }
     const size_t width = l.Width(side);
-    // The type chosen once per tile, the slots stepped (a division per row cost as much as a narrow row's conversion).
+    // The slots stepped: a division per row cost as much as a narrow row's conversion. (A loop per type through
+    // lambdas cost the Cortex-M55 clang build 40 bytes of stack over the documented 1 KiB.)
     size_t slot = slot0;
-    const auto rows = [&](auto convert) {
-      for (size_t j = 0; j < n; ++j, slot = slot + 1 == l.capacity ? 0 : slot + 1) {
-        convert(p.storage + l.RowByte(slot, g, side), dst + j * width);
+    for (size_t j = 0; j < n; ++j) {
+      const unsigned char* row = p.storage + l.RowByte(slot, g, side);
+      if (l.type == KvType::kF16) {
+        ConvertRow<F16Format>(d, row, width, 0.0f, dst + j * width);
+      } else if (l.type == KvType::kQ8) {
+        ConvertRow<Q8Format>(d, row, width, internal::LoadScale(l, p.storage, slot, g, side), dst + j * width);
+      } else {
+        ConvertRow<F32Format>(d, row, width, 0.0f, dst + j * width);
       }
-    };
-    if (l.type == KvType::kF16) {
-      rows([&](const unsigned char* row, float* out) { ConvertRow<F16Format>(d, row, width, 0.0f, out); });
-    } else if (l.type == KvType::kQ8) {
-      rows([&](const unsigned char* row, float* out) {
-        ConvertRow<Q8Format>(d, row, width, internal::LoadScale(l, p.storage, slot, g, side), out);
-      });
-    } else {
-      rows([&](const unsigned char* row, float* out) { ConvertRow<F32Format>(d, row, width, 0.0f, out); });
+      slot = slot + 1 == l.capacity ? 0 : slot + 1;
     }
     *stride = width;
     return dst;
