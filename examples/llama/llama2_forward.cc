@@ -154,13 +154,12 @@ LLAMA2_NOINLINE Status ProjectInParts(Model* m, const float* x, size_t rows, con
 
 // y = x W^T for each of `count` layers with the same input x [rows][in]: in parts on the pool when worth it.
 Status Project(Model* m, const float* x, size_t rows, const Projection* projections, size_t count, size_t layer) {
-  size_t work = 0, first_part[kMaxProjections + 1] = {0};
-  for (size_t j = 0; j < count; ++j) {
-    work += rows * projections[j].w->in_features * projections[j].w->out_features;
-    first_part[j + 1] = first_part[j] + JobCount(m, rows, *projections[j].w);
-  }
-  if (Split(m, work) && first_part[count] > 1) {
-    return ProjectInParts(m, x, rows, projections, count, first_part, layer);
+  size_t work = 0;
+  for (size_t j = 0; j < count; ++j) work += rows * projections[j].w->in_features * projections[j].w->out_features;
+  if (Split(m, work)) {  // the parts counted only here: on one thread the count was 0.4% of 260K's decode step
+    size_t first_part[kMaxProjections + 1] = {0};
+    for (size_t j = 0; j < count; ++j) first_part[j + 1] = first_part[j] + JobCount(m, rows, *projections[j].w);
+    if (first_part[count] > 1) return ProjectInParts(m, x, rows, projections, count, first_part, layer);
   }
   for (size_t j = 0; j < count; ++j) {
     const Status s = CheckLinear(m, ProjectWhole(m, x, rows, projections[j]), projections[j].step, layer);

@@ -183,60 +183,122 @@ HWY_INLINE void PrefillLanesStore(D d, const KvRows& rows, size_t group, size_t 
   }
 }
 
+// The online-softmax state of a block of lanes between tiles: m, l, acc (kDim vectors) and the non-finite flags.
+template <size_t kDim, size_t kMaxN>
+struct PrefillLaneState {
+  HWY_ALIGN float m[kMaxN], l[kMaxN], acc[kDim * kMaxN];
+  HWY_ALIGN int32_t bad[kMaxN];
+
+  template <class D>
+  void Reset(D d) {
+    const hn::RebindToSigned<D> di;
+    hn::Store(hn::Set(d, -internal::kInfinity), d, m);
+    hn::Store(hn::Zero(d), d, l);
+    for (size_t c = 0; c < kDim; ++c) hn::Store(hn::Zero(d), d, acc + c * hn::Lanes(d));
+    hn::Store(hn::Zero(di), di, bad);
+  }
+};
+
+// Blocks of lanes whose state a set keeps between tiles: 64 lanes at d = 8, 32 at d = 16 (about 5 KiB of frame).
+template <size_t kDim, size_t N>
+constexpr size_t PrefillSetBlocks() {
+  return (64 * 8 / kDim) / N > 0 ? (64 * 8 / kDim) / N : 1;
+}
+
+// Block b's keys [a, t1) of a tile whose rows (k_rows, v_rows with their strides) start at key load0: its state
+// loaded from s, the tile's max pass, the rescaling, the weights' pass, and the state stored back.
+template <size_t kDim, size_t kMaxN, class D, class V = hn::VFromD<D>>
+HWY_INLINE void PrefillBlockTile(D d, const PrefillLaneBlock<kDim, kMaxN>& b, PrefillLaneState<kDim, kMaxN>& s,
+                                 V vscale, const float* k_rows, size_t ks, const float* v_rows, size_t vs, size_t load0,
+                                 size_t a, size_t t1, size_t cb) {
+  const hn::RebindToSigned<D> di;
+  const size_t N = hn::Lanes(d);
+  const V neg_inf = hn::Set(d, -internal::kInfinity);
+  V qt[kDim], acc[kDim];
+  for (size_t c = 0; c < kDim; ++c) qt[c] = hn::Load(d, b.qt + c * N), acc[c] = hn::Load(d, s.acc + c * N);
+  const auto rel_lo = hn::Load(di, b.rel_lo), rel_hi = hn::Load(di, b.rel_hi);
+  V m = hn::Load(d, s.m), l = hn::Load(d, s.l);
+  auto bad = hn::RebindMask(d, hn::Ne(hn::Load(di, s.bad), hn::Zero(di)));
+  // Keys every lane sees: [u0, u1) within [a, t1); the keys before and after it are masked.
+  const size_t u0 = b.all_lo > a ? (b.all_lo < t1 ? b.all_lo : t1) : a;
+  const size_t u1 = b.all_hi < t1 ? (b.all_hi > u0 ? b.all_hi : u0) : t1;
+  V m_tile = neg_inf;
+  PrefillLanesMax<kDim, true>(d, qt, vscale, k_rows, ks, load0, a, u0, cb, rel_lo, rel_hi, m_tile, bad);
+  PrefillLanesMax<kDim, false>(d, qt, vscale, k_rows, ks, load0, u0, u1, cb, rel_lo, rel_hi, m_tile, bad);
+  PrefillLanesMax<kDim, true>(d, qt, vscale, k_rows, ks, load0, u1, t1, cb, rel_lo, rel_hi, m_tile, bad);
+  const V m_new = hn::Max(m, m_tile);
+  // alpha = e^(m - m_new): 0 for a lane that has seen no key before (m = -inf), 1 for one that sees none here.
+  const auto fresh = hn::Eq(m, neg_inf);
+  const V neg_m = hn::IfThenZeroElse(hn::Eq(m_new, neg_inf), hn::Neg(m_new));
+  const V alpha = hn::IfThenZeroElse(fresh, ExpMinusMaxIn<true>(d, hn::IfThenZeroElse(fresh, m), neg_m));
+  l = hn::Mul(l, alpha);
+  for (size_t c = 0; c < kDim; ++c) acc[c] = hn::Mul(acc[c], alpha);
+  PrefillLanesAccumulate<kDim, true>(d, qt, vscale, k_rows, ks, v_rows, vs, load0, a, u0, cb, rel_lo, rel_hi, neg_m,
+                                     acc, l);
+  PrefillLanesAccumulate<kDim, false>(d, qt, vscale, k_rows, ks, v_rows, vs, load0, u0, u1, cb, rel_lo, rel_hi, neg_m,
+                                      acc, l);
+  PrefillLanesAccumulate<kDim, true>(d, qt, vscale, k_rows, ks, v_rows, vs, load0, u1, t1, cb, rel_lo, rel_hi, neg_m,
+                                     acc, l);
+  hn::Store(m_new, d, s.m);
+  hn::Store(l, d, s.l);
+  for (size_t c = 0; c < kDim; ++c) hn::Store(acc[c], d, s.acc + c * N);
+  hn::Store(hn::VecFromMask(di, hn::RebindMask(di, bad)), di, s.bad);
+}
+
 // KvChunkTiles' contract for the rows [rows.i_begin, rows.i_end) of kv head g over the chunk [cb, ce) (every head of
 // the group): rows.m, rows.lsum and acc_of(i, r) as the decode steps leave them (m = NaN for a row to redo; else
-// acc undivided, l its sum of weights). Lanes in blocks of N, each block over its tiles with its state in registers.
+// acc undivided, l its sum of weights). Lanes in blocks of N and blocks in sets: each tile is read (an F16 or Q8
+// tile converted) once per set, and each block of the set runs over the keys of the tile it sees, its state kept in
+// the set's arrays between tiles, as it would stay in registers alone: the same keys, in the same order, per tile.
 template <size_t kDim, class D>
 HWY_NOINLINE void KvPrefillLanes(D d, const internal::KvAttentionProblem& p, const float* q, size_t g,
                                  const KvRows& rows, size_t first_lo, size_t cb, size_t ce, float* region,
                                  const KvRowGrid& acc_of) {
   using V = hn::VFromD<D>;
+  constexpr size_t kMaxN = hn::MaxLanes(D());
+  constexpr size_t kSet = PrefillSetBlocks<kDim, kMaxN>();
   const hn::RebindToSigned<D> di;
   const size_t N = hn::Lanes(d);
   const size_t lanes = (rows.i_end - rows.i_begin) * p.group;
-  const V vscale = hn::Set(d, p.scale), neg_inf = hn::Set(d, -internal::kInfinity);
+  const V vscale = hn::Set(d, p.scale);
   ConvertedTiles reader(p, g, region);
   reader.in_place_unaligned = true;
-  PrefillLaneBlock<kDim, hn::MaxLanes(D())> blk;
-  for (size_t l0 = 0; l0 < lanes; l0 += N) {
-    const size_t count = lanes - l0 < N ? lanes - l0 : N;
-    blk.Set(p, q, g, rows.i_begin, l0, count, N, cb, ce);
-    if (blk.lo >= blk.hi) continue;  // no lane sees a key of this chunk (not reached: every row sees one)
-    V qt[kDim], acc[kDim];
-    for (size_t c = 0; c < kDim; ++c) qt[c] = hn::Load(d, blk.qt + c * N), acc[c] = hn::Zero(d);
-    const auto rel_lo = hn::Load(di, blk.rel_lo), rel_hi = hn::Load(di, blk.rel_hi);
-    V m = neg_inf, l = hn::Zero(d);
-    auto bad = hn::Lt(neg_inf, neg_inf);  // all false
-    for (size_t t0 = first_lo + (blk.lo - first_lo) / kDecodeTile * kDecodeTile; t0 < blk.hi; t0 += kDecodeTile) {
-      const size_t t1 = blk.hi - t0 < kDecodeTile ? blk.hi : t0 + kDecodeTile;
-      const size_t a = t0 > blk.lo ? t0 : blk.lo;
-      reader.Load(d, a, t1 - a);
-      const float* k_rows = reader.k_tile;
-      const float* v_rows = reader.v_tile;
-      const size_t ks = reader.k_stride, vs = reader.v_stride;
-      // Keys every lane sees: [u0, u1) within [a, t1); the keys before and after it are masked.
-      const size_t u0 = blk.all_lo > a ? (blk.all_lo < t1 ? blk.all_lo : t1) : a;
-      const size_t u1 = blk.all_hi < t1 ? (blk.all_hi > u0 ? blk.all_hi : u0) : t1;
-      V m_tile = neg_inf;
-      PrefillLanesMax<kDim, true>(d, qt, vscale, k_rows, ks, a, a, u0, cb, rel_lo, rel_hi, m_tile, bad);
-      PrefillLanesMax<kDim, false>(d, qt, vscale, k_rows, ks, a, u0, u1, cb, rel_lo, rel_hi, m_tile, bad);
-      PrefillLanesMax<kDim, true>(d, qt, vscale, k_rows, ks, a, u1, t1, cb, rel_lo, rel_hi, m_tile, bad);
-      const V m_new = hn::Max(m, m_tile);
-      // alpha = e^(m - m_new): 0 for a lane that has seen no key before (m = -inf), 1 for one that sees none here.
-      const auto fresh = hn::Eq(m, neg_inf);
-      const V neg_m = hn::IfThenZeroElse(hn::Eq(m_new, neg_inf), hn::Neg(m_new));
-      const V alpha = hn::IfThenZeroElse(fresh, ExpMinusMaxIn<true>(d, hn::IfThenZeroElse(fresh, m), neg_m));
-      l = hn::Mul(l, alpha);
-      for (size_t c = 0; c < kDim; ++c) acc[c] = hn::Mul(acc[c], alpha);
-      m = m_new;
-      PrefillLanesAccumulate<kDim, true>(d, qt, vscale, k_rows, ks, v_rows, vs, a, a, u0, cb, rel_lo, rel_hi, neg_m,
-                                         acc, l);
-      PrefillLanesAccumulate<kDim, false>(d, qt, vscale, k_rows, ks, v_rows, vs, a, u0, u1, cb, rel_lo, rel_hi, neg_m,
-                                          acc, l);
-      PrefillLanesAccumulate<kDim, true>(d, qt, vscale, k_rows, ks, v_rows, vs, a, u1, t1, cb, rel_lo, rel_hi, neg_m,
-                                         acc, l);
+  PrefillLaneBlock<kDim, kMaxN> blk[kSet];
+  PrefillLaneState<kDim, kMaxN> st[kSet];
+  for (size_t set0 = 0; set0 < lanes; set0 += kSet * N) {
+    size_t blocks = 0, lo = ce, hi = cb;  // the set's blocks and the union of the keys they see
+    for (; blocks < kSet && set0 + blocks * N < lanes; ++blocks) {
+      const size_t l0 = set0 + blocks * N, count = lanes - l0 < N ? lanes - l0 : N;
+      PrefillLaneBlock<kDim, kMaxN>& b = blk[blocks];
+      b.Set(p, q, g, rows.i_begin, l0, count, N, cb, ce);
+      st[blocks].Reset(d);
+      if (b.lo < b.hi) lo = b.lo < lo ? b.lo : lo, hi = b.hi > hi ? b.hi : hi;
     }
-    PrefillLanesStore<kDim>(d, rows, p.group, l0, count, m, l, acc, bad, acc_of);
+    for (size_t t0 = lo < hi ? first_lo + (lo - first_lo) / kDecodeTile * kDecodeTile : hi; t0 < hi;
+         t0 += kDecodeTile) {
+      const size_t tile_end = hi - t0 < kDecodeTile ? hi : t0 + kDecodeTile;
+      const size_t load0 = t0 > lo ? t0 : lo;
+      reader.Load(d, load0, tile_end - load0);
+      for (size_t bi = 0; bi < blocks; ++bi) {
+        const PrefillLaneBlock<kDim, kMaxN>& b = blk[bi];
+        // This block's keys of the tile, [a, t1), as the block alone would read them; none: the tile is skipped.
+        if (b.lo >= b.hi || b.hi <= t0) continue;
+        const size_t a = t0 > b.lo ? t0 : b.lo;
+        const size_t t1 = b.hi - t0 < kDecodeTile ? b.hi : t0 + kDecodeTile;
+        if (a >= t1) continue;
+        PrefillBlockTile<kDim>(d, b, st[bi], vscale, reader.k_tile, reader.k_stride, reader.v_tile, reader.v_stride,
+                               load0, a, t1, cb);
+      }
+    }
+    for (size_t bi = 0; bi < blocks; ++bi) {
+      if (blk[bi].lo >= blk[bi].hi) continue;  // no lane sees a key of this chunk: its rows are left as they are
+      const size_t l0 = set0 + bi * N, count = lanes - l0 < N ? lanes - l0 : N;
+      const PrefillLaneState<kDim, kMaxN>& s = st[bi];
+      V acc[kDim];
+      for (size_t c = 0; c < kDim; ++c) acc[c] = hn::Load(d, s.acc + c * N);
+      const auto bad = hn::RebindMask(d, hn::Ne(hn::Load(di, s.bad), hn::Zero(di)));
+      PrefillLanesStore<kDim>(d, rows, p.group, l0, count, hn::Load(d, s.m), hn::Load(d, s.l), acc, bad, acc_of);
+    }
   }
 }
 
