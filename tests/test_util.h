@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #if EDGEATTN_TEST_THREADS
@@ -34,6 +35,16 @@ constexpr double kU = 0x1p-24;  // unit roundoff of float
 
 // Lengths up to 3 * (widest vector in floats) + 1 cover every tail of every target (AVX-512 and SVE-512: 16).
 constexpr size_t kMaxTailTestLength = 3 * 16 + 1;
+
+// Whether the environment variable EDGEATTN_TEST_WIDE_SVE_EMULATED is "1", as the test presets aarch64-sve2-512
+// and aarch64-sve-256 set it: QEMU 7.2 emulates SVE wider than 128 bits about 15 times slower per element than at
+// 128 bits (docs/performance.md, "Stop 55"). There the few tests whose time is one large problem on the SIMD
+// kernels take a smaller problem on the same path (each says which); aarch64-sve2-128 runs the scalable code on
+// the full sizes.
+inline bool WideSveEmulated() {
+  const char* value = std::getenv("EDGEATTN_TEST_WIDE_SVE_EMULATED");
+  return value != nullptr && value[0] == '1' && value[1] == '\0';
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // One function table per path: the scalar reference or the dispatched SIMD entry points.
