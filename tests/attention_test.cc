@@ -133,7 +133,8 @@ TEST_P(AttentionTest, RandomShapesMasksAndHeadLayouts) {
 // Under wide emulated SVE (WideSveEmulated) 130 instead of 256: still several query blocks and key tiles, and a tail.
 TEST_P(AttentionTest, ModelSizedShapes) {
   Rng rng;
-  for (size_t l : {size_t{64}, size_t{WideSveEmulated() ? 130 : 256}}) {
+  const size_t largest = WideSveEmulated() ? 130 : 256;
+  for (size_t l : {size_t{64}, largest}) {
     for (size_t dim : {64, 128}) {
       for (MaskKind mask : {MaskKind::kNone, MaskKind::kCausal}) {
         const AttentionDesc d = MakeDesc(l, l, dim, dim, mask);
@@ -153,7 +154,8 @@ TEST_P(AttentionTest, RelativeL2ErrorPerRowOnRandomData) {
   double worst = 0, worst_vs_out = 0;
   // The last two: decode rows in 4 and 8 key chunks (attention.h, the work split), 2 queries each. Under wide
   // emulated SVE (WideSveEmulated) 160 rows instead of 512, which take nearly all of its time there.
-  for (size_t l : {size_t{4}, size_t{64}, size_t{WideSveEmulated() ? 160 : 512}, size_t{1537}, size_t{4096}}) {
+  const size_t square = WideSveEmulated() ? 160 : 512;
+  for (size_t l : {size_t{4}, size_t{64}, square, size_t{1537}, size_t{4096}}) {
     for (size_t dim : {8, 64, 128}) {
       if (l > 512 && dim != (l == 1537 ? 64 : 8)) continue;  // one width each: K and V under 1 MiB (4 MiB boards)
       const size_t lq = l > 512 ? 2 : l;
