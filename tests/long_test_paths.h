@@ -17,6 +17,16 @@
 
 #include "tests/test_util.h"
 
+// A long test's checking loop (plain C++ over a block of results, which the compiler vectorizes) marked with this
+// is compiled for the baseline and again for AVX2 and AVX-512 on x86-64 Linux, and the loader picks the CPU's best
+// (GCC and Clang function multiversioning): the tests are built for the baseline, SSE2, where such a loop cost as
+// much as the kernel it checks. Elsewhere the mark is empty.
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define EDGEATTN_TEST_WIDE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EDGEATTN_TEST_WIDE_CLONES
+#endif
+
 namespace edgeattn_test {
 
 inline std::vector<Path> LongTestPaths() {
