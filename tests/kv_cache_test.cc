@@ -1122,6 +1122,96 @@ TEST_P(KvCacheTest, NarrowHeadsOnARingKeepTheirBits) {
   }
 }
 
+// Floats equal bit for bit, or both NaN (where two routes order a NaN's operations differently, kv_cache.h).
+::testing::AssertionResult SameOrBothNaN(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << ", " << b.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (Bits(a[i]) != Bits(b[i])) return ::testing::AssertionFailure() << "at " << i << ": " << a[i] << ", " << b[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Two kv heads at a time (x86 AVX-512: a one-chunk call on the fused route, 8-wide heads, one or two query heads per
+// kv head, lib/kv_cache/kv_pair_lanes-inl.h): the single call against its work split's parts, which run one kv head
+// at a time on the per-head steps, for every cache type, and an F32 cache against Attention's decode path, bit for
+// bit: linear caches and rings,
+// rows that see different keys, one and two 256-position tiles, every tail of eight keys, an odd last kv head; every
+// output within attention.h's bound; and with a NaN in K and infinities in K and V, the parts' results (NaN where
+// they are NaN: the rows with a non-finite score are redone by the scalar row kernels on both). On the other paths the
+// same checks hold for the per-head steps.
+TEST_P(KvCacheTest, PairedKvHeadsGiveTheBitsOfOneKvHeadAtATime) {
+  if (IsScalarPath()) GTEST_SKIP() << "the scalar path has no work split of its own: the row kernels throughout";
+  Rng rng;
+  const auto run_parts = [&](const AttentionDesc& d, const float* q, const KvCache& cache, std::vector<float>& out) {
+    const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
+    const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, cache);
+    const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, cache);
+    ASSERT_GE(parts, 1u);
+    std::vector<unsigned char> shared(shared_size + 1);
+    out.assign(d.q_len * d.num_heads * d.value_dim, kNaN);
+    for (size_t part = parts; part-- > 0;) {
+      std::vector<unsigned char> ws(ws_size + 1, 0x5A);
+      ASSERT_EQ(edgeattn::AttentionCachedPart(d, part, q, cache, out.data(), shared.data(), shared_size, ws.data() + 1,
+                                              ws_size),
+                Status::kOk);
+    }
+    ASSERT_EQ(edgeattn::AttentionCachedFinish(d, cache, shared.data(), shared_size, out.data()), Status::kOk);
+  };
+  for (KvType type : kTypes) {
+    for (size_t kv_heads : {2, 3, 4}) {
+      for (size_t group : {1, 2, 3}) {
+        for (int kind = 0; kind < 3; ++kind) {  // linear, a ring with a window, a short linear cache (8 slots)
+          const size_t window = kind == 1 ? 20 + rng.Index(490) : 0;
+          const size_t capacity = kind == 0 ? 9 + rng.Index(504) : kind == 1 ? window + 2 + rng.Index(3) : 8;
+          const size_t total = kind == 1 ? capacity + 1 + rng.Index(2 * capacity) : capacity - rng.Index(3);
+          const KvCacheDesc c = MakeCacheDesc(type, kv_heads, 8, 8, capacity, window);
+          std::vector<float> k, v;
+          RandomRows(rng, c, total, k, v);
+          const size_t q_len = 1 + rng.Index(std::min<size_t>(3, kind == 1 ? capacity - window + 1 : total));
+          const MaskKind mask = rng.Bernoulli(0.7) ? MaskKind::kCausal : MaskKind::kNone;
+          const AttentionDesc d = CachedDesc(q_len, c, kv_heads * group, mask);
+          std::vector<float> q(q_len * d.num_heads * 8);
+          for (float& x : q) x = rng.Normal();
+          const std::string what = std::string(TypeName(type)) + " kv heads " + std::to_string(kv_heads) + " group " +
+                                   std::to_string(group) + " capacity " + std::to_string(capacity) + " window " +
+                                   std::to_string(window) + " total " + std::to_string(total) + " q_len " +
+                                   std::to_string(q_len);
+          for (int special = 0; special < (type == KvType::kQ8 ? 1 : 2); ++special) {  // Q8 stores finite values only
+            if (special ==
+                1) {  // the newest position: NaN in K of kv head 1; the one before: inf in K and V of kv head 0
+              k[((total - 1) * kv_heads + 1) * 8 + rng.Index(8)] = kNaN;
+              k[((total - 2) * kv_heads + 0) * 8 + rng.Index(8)] = kInf;
+              v[((total - 2) * kv_heads + 0) * 8 + rng.Index(8)] = -kInf;
+            }
+            TestCache tc(c, 0);
+            ASSERT_EQ(tc.cache.Append(k.data(), v.data(), total), Status::kOk) << what;
+            std::vector<float> single, parts;
+            ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, single), Status::kOk) << what;
+            run_parts(d, q.data(), tc.cache, parts);
+            if (special == 0) {
+              ASSERT_EQ(std::memcmp(single.data(), parts.data(), single.size() * 4), 0) << what << " parts";
+              CheckAgainstStoredValues(d, tc, q.data(), single.data(), what.c_str());
+            } else {
+              ASSERT_TRUE(SameOrBothNaN(single, parts)) << what << " parts, specials";
+            }
+            if (type == KvType::kF32 && special == 0 && kind != 1 && q_len < edgeattn::kAttentionTiledMinQueries &&
+                total > 16) {
+              AttentionDesc full = d;
+              full.kv_len = total;
+              std::vector<float> direct(single.size(), kNaN);
+              std::vector<unsigned char> ws(edgeattn::AttentionWorkspaceSize(full));
+              ASSERT_EQ(edgeattn::Attention(full, q.data(), k.data(), v.data(), direct.data(), ws.data(), ws.size()),
+                        Status::kOk);
+              ASSERT_EQ(std::memcmp(direct.data(), single.data(), single.size() * 4), 0) << what << " decode path";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Prefill of narrow heads (d = 8, 16; on x86 the converted route's lanes kernel, one query row and head per vector
 // lane, lib/kv_cache/kv_prefill_lanes-inl.h; the decode steps elsewhere): kv_cache.h's promises for calls of 8 rows
 // or more, over more than one 256-position tile, with lanes that see different keys (causal rows, windows):

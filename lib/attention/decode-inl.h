@@ -67,6 +67,13 @@ HWY_INLINE float DecodeTileMax(D d, const float* s, size_t n) {
   return hn::GetLane(hn::MaxOfLanes(d, m));
 }
 
+// A head's rescale factor after a tile: alpha = e^(m - m_new), m_new >= m its new running max (finite: the scores
+// are), with the rounding of the difference folded in as for every weight; 0 on its first tile (m = -inf). Shared by
+// DecodeSoftmaxStep and the paired kv heads' step (lib/kv_cache/kv_pair_lanes-inl.h), which must give its bits.
+HWY_INLINE float DecodeAlpha(float m, float m_new, bool first) {
+  return first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
+}
+
 // The online-softmax step of one row after a tile of nb finite scores s, tile_max the largest: s becomes the
 // weights e^(s - m_new), the row's running max m and sum l are updated (first: the row's first tile, whose m is
 // -inf and l unused). Returns alpha = e^(m_old - m_new), by which the row's earlier output is rescaled (0 on the
@@ -77,9 +84,7 @@ template <bool kToNearest = true, class D>
 HWY_INLINE float DecodeSoftmaxStep(D d, float* s, size_t nb, float tile_max, bool first, float& m, float& l) {
   const size_t N = hn::Lanes(d);
   const float m_new = tile_max > m ? tile_max : m;
-  // Scores are finite here, so m_new is too; alpha = e^(m - m_new) with the rounding of the difference folded
-  // in, as for every weight (0 for the first tile: m = -inf).
-  const float alpha = first ? 0.0f : internal::ExpRr2P6Shifted(m - m_new, internal::TwoSumError(m, -m_new, m - m_new));
+  const float alpha = DecodeAlpha(m, m_new, first);
   const auto neg_m = hn::Set(d, -m_new);
   auto sum = hn::Zero(d);
   size_t j = 0;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "hwy/highway.h"
 #include "lib/attention/attention_split.h"
 #include "lib/attention/decode-inl.h"
@@ -23,6 +25,7 @@
 #include "lib/common/q8_quantize-inl.h"
 #include "lib/common/simd_tail-inl.h"
 #include "lib/kv_cache/kv_cache_scalar.h"
+#include "lib/kv_cache/kv_pair_lanes-inl.h"
 #include "lib/kv_cache/kv_prefill_lanes-inl.h"
 #include "lib/kv_cache/kv_route.h"
 #include "lib/kv_cache/kv_tiles-inl.h"
@@ -125,13 +128,7 @@ HWY_NOINLINE void KvOneChunkRows(internal::KvRoute route, const internal::KvAtte
   KvRouteTiles<Kernels>(d, route, p, q, g, rows, sp.first_lo, sp.first_lo, sp.last_hi, region, out_rows);
   for (size_t i = i_begin; i < i_end; ++i) {
     for (size_t r = 0; r < p.group; ++r) {
-      const size_t h = g * p.group + r;
-      const size_t state = i * p.group + r;
-      if (rows.m[state] != rows.m[state]) {
-        internal::KvAttentionRowScalar(p, q, out, i, h, region);
-      } else {
-        DivideRow(d, out + (i * p.num_heads + h) * dv, dv, rows.lsum[state]);  // l >= 1: every row sees a key
-      }
+      KvFinishRow(d, p, q, out, region, i, g * p.group + r, rows.m[i * p.group + r], rows.lsum[i * p.group + r]);
     }
   }
 }
@@ -203,9 +200,17 @@ HWY_INLINE void KvAttentionForwardWith(const internal::KvAttentionProblem& p, co
   for (size_t g = 0; g < p.layout.heads; ++g) {
     if (sp.chunks > 1) {
       KvChunkedHead<Kernels>(route, p, q, out, ws, g);
-    } else {
-      KvOneChunkRows<Kernels>(route, p, q, out, ws, g, 0, p.q_len);
+      continue;
     }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    // Two kv heads at once (kv_pair_lanes-inl.h: the same bits); Highway's kernels only, not a backend's.
+    if (std::is_same_v<Kernels, DecodeKernels> && g + 1 < p.layout.heads && PairLanesTake(p, route)) {
+      KvPairRowsOfType(p, q, out, ws, g);
+      ++g;
+      continue;
+    }
+#endif
+    KvOneChunkRows<Kernels>(route, p, q, out, ws, g, 0, p.q_len);
   }
 }
 

@@ -238,6 +238,15 @@ HWY_INLINE DecodePartial KvChunkPartial(D d, const internal::KvAttentionProblem&
   return KvChunkTwoPass(d, p, q_row, g, a, b, region, acc);
 }
 
+// Row i of query head h after its tiles: divided by its sum, or, when marked (m NaN: a non-finite score), recomputed
+// by the scalar path's row kernels (softmax.h's rules). Every row sees a key, so l >= 1.
+template <class D>
+HWY_INLINE void KvFinishRow(D d, const internal::KvAttentionProblem& p, const float* q, float* out, float* region,
+                            size_t i, size_t h, float m, float l) {
+  if (m != m) return internal::KvAttentionRowScalar(p, q, out, i, h, region);
+  DivideRow(d, out + (i * p.num_heads + h) * p.layout.value_dim, p.layout.value_dim, l);
+}
+
 inline void KvResetRows(const internal::KvAttentionProblem& p, const KvRows& rows, bool to_nearest) {
   // Under a directed mode every row is marked up front: KvChunkTiles skips it, KvChunkPartial runs the two passes.
   internal::FillRow(rows.m + rows.i_begin * p.group, (rows.i_end - rows.i_begin) * p.group,
