@@ -243,7 +243,8 @@ HWY_INLINE void PvRestColumns(D d, const float* const* p, size_t n, const intern
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // Narrow heads on half vectors (DecodeOnHalves, width <= 8 on AVX-512): four FMA chains per head, row j into chain
-// j mod 4 (c<k><h>: chain k, head h), whichever run of a ring's tile holds it, summed as (c0 + c2) + (c1 + c3). Two
+// j mod 4 (c<k><h>: chain k, head h), whichever run of a ring's tile holds it, summed as (c0 + c2) + (c1 + c3) (as
+// lib/kv_cache/kv_pair_lanes-inl.h repeats it, for the same bits). Two
 // chains per head (PvRestColumns) left the pass on the FMA latency, 4 cycles per two rows and head: the d = 8 rows
 // with an F16 cache took 11-14% longer (docs/performance.md, "Narrow heads on an Intel host").
 template <class Format, size_t GH, class D, class V>

@@ -305,7 +305,7 @@ HWY_INLINE V BlockSums64(D d, V a, V b) {
 // 4 (2 g + k) + u for accumulator 4 g + u's key k (0 lower, 1 upper). In-block unpacks do the first two levels and
 // one pair of cross-block shuffles the last, where three levels of PairSums took 14 cross-lane permutes, which
 // bounded the pass. Each key's columns are summed ((c0 + c2) + (c1 + c3)) + ((c4 + c6) + (c5 + c7)), the same tree
-// for every key, head and format.
+// for every key, head and format (and in lib/kv_cache/kv_pair_lanes-inl.h, which must give these bits).
 template <class D, class V>
 HWY_INLINE V ReducePairs(D d, V a0, V a1, V a2, V a3, V a4, V a5, V a6, V a7) {
   static_assert(hn::MaxLanes(D()) == 16, "AVX-512's 16 floats: four 128-bit blocks");

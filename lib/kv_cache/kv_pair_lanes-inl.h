@@ -369,8 +369,9 @@ HWY_NOINLINE void KvPairRows(const internal::KvAttentionProblem& p, const float*
   }
   for (size_t i = 0; i < p.q_len; ++i) {
     for (size_t h = 0; h < 2; ++h) {
-      for (size_t r = 0; r < G; ++r)
+      for (size_t r = 0; r < G; ++r) {
         KvFinishRow(d, p, q, out, region, i, (g + h) * G + r, st[i].m[h][r], st[i].l[h][r]);
+      }
     }
   }
 }
