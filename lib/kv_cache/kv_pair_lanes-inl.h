@@ -11,7 +11,7 @@
 // The arithmetic of every (query head, key) is exactly the per-head steps', so a call gives the bits it gives
 // one kv head at a time (the work split's parts, which this does not serve, run those): the scores' products and
 // their tree ((c0 + c2) + (c1 + c3)) + ((c4 + c6) + (c5 + c7)) (DecodeScoresPaired's ReducePairs), the tile's last
-// nb mod 8 keys by RowDot; the weights by ExpMinusMaxIn against the head's new max and alpha by DecodeAlpha; the
+// nb mod 8 keys by RowDot's tree; the weights by ExpMinusMaxIn against the head's new max and alpha by DecodeAlpha; the
 // tile sum accumulated per lane over keys j mod 16 and reduced by SumOfLanes (DecodeSoftmaxStep's); P·V in four
 // chains per head, key j into chain j mod 4, summed (c0 + c2) + (c1 + c3) (PvNarrowColumns'), then stored as PvStore
 // does. A head that meets a non-finite score is marked (m = NaN) and redone by its caller, as DecodeTile marks it.
