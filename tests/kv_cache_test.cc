@@ -180,6 +180,25 @@ Status RunCached(const Api& api, const AttentionDesc& d, const float* q, const K
   return api.attention_cached(d, q, cache, out.data(), ws.data() + 5, ws_size);
 }
 
+// The same call through its work split (attention.h, AttentionPartCount): every part, last first, each with a fresh
+// misaligned workspace, then the finish; out as RunCached leaves it.
+void RunCachedParts(const AttentionDesc& d, const float* q, const KvCache& cache, std::vector<float>& out) {
+  const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
+  const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, cache);
+  const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, cache);
+  ASSERT_GE(parts, 1u);
+  std::vector<unsigned char> shared(shared_size + 1);
+  out.assign(d.q_len * d.num_heads * d.value_dim, kNaN);
+  for (size_t part = parts; part-- > 0;) {
+    std::vector<unsigned char> ws(ws_size + 1, 0x5A);
+    ASSERT_EQ(edgeattn::AttentionCachedPart(d, part, q, cache, out.data(), shared.data(), shared_size, ws.data() + 1,
+                                            ws_size),
+              Status::kOk)
+        << "part " << part;
+  }
+  ASSERT_EQ(edgeattn::AttentionCachedFinish(d, cache, shared.data(), shared_size, out.data()), Status::kOk);
+}
+
 // Positions query i sees (the contract, restated): [lo, hi).
 void Visible(const AttentionDesc& d, const KvCacheDesc& c, size_t length, size_t i, size_t* lo, size_t* hi) {
   *hi = d.mask == MaskKind::kCausal ? length - d.q_len + i + 1 : length;
@@ -1143,21 +1162,6 @@ TEST_P(KvCacheTest, NarrowHeadsOnARingKeepTheirBits) {
 TEST_P(KvCacheTest, PairedKvHeadsGiveTheBitsOfOneKvHeadAtATime) {
   if (IsScalarPath()) GTEST_SKIP() << "the scalar path has no work split of its own: the row kernels throughout";
   Rng rng;
-  const auto run_parts = [&](const AttentionDesc& d, const float* q, const KvCache& cache, std::vector<float>& out) {
-    const size_t parts = edgeattn::AttentionCachedPartCount(d, cache);
-    const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, cache);
-    const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, cache);
-    ASSERT_GE(parts, 1u);
-    std::vector<unsigned char> shared(shared_size + 1);
-    out.assign(d.q_len * d.num_heads * d.value_dim, kNaN);
-    for (size_t part = parts; part-- > 0;) {
-      std::vector<unsigned char> ws(ws_size + 1, 0x5A);
-      ASSERT_EQ(edgeattn::AttentionCachedPart(d, part, q, cache, out.data(), shared.data(), shared_size, ws.data() + 1,
-                                              ws_size),
-                Status::kOk);
-    }
-    ASSERT_EQ(edgeattn::AttentionCachedFinish(d, cache, shared.data(), shared_size, out.data()), Status::kOk);
-  };
   for (KvType type : kTypes) {
     for (size_t kv_heads : {2, 3, 4}) {
       for (size_t group : {1, 2, 3}) {
@@ -1190,7 +1194,7 @@ TEST_P(KvCacheTest, PairedKvHeadsGiveTheBitsOfOneKvHeadAtATime) {
             ASSERT_EQ(tc.cache.Append(k.data(), v.data(), total), Status::kOk) << what;
             std::vector<float> single, parts;
             ASSERT_EQ(RunCached(api(), d, q.data(), tc.cache, single), Status::kOk) << what;
-            run_parts(d, q.data(), tc.cache, parts);
+            ASSERT_NO_FATAL_FAILURE(RunCachedParts(d, q.data(), tc.cache, parts)) << what;
             if (special == 0) {
               ASSERT_EQ(std::memcmp(single.data(), parts.data(), single.size() * 4), 0) << what << " parts";
               CheckAgainstStoredValues(d, tc, q.data(), single.data(), what.c_str());
@@ -1287,22 +1291,8 @@ TEST_P(KvCacheTest, NarrowPrefillKeepsEveryPromise) {
         }
         // The parts, last first, each with a fresh workspace, against the single call.
         if (!IsScalarPath()) {
-          const size_t parts = edgeattn::AttentionCachedPartCount(d, ring.cache);
-          const size_t shared_size = edgeattn::AttentionCachedSharedSize(d, ring.cache);
-          const size_t ws_size = edgeattn::AttentionCachedWorkspaceSize(d, ring.cache);
-          ASSERT_GE(parts, 1u) << what;
-          std::vector<unsigned char> shared(shared_size + 1);
-          std::vector<float> out_parts(out_ring.size(), kNaN);
-          for (size_t part = parts; part-- > 0;) {
-            std::vector<unsigned char> ws(ws_size + 1, 0x5A);
-            ASSERT_EQ(edgeattn::AttentionCachedPart(d, part, q.data(), ring.cache, out_parts.data(), shared.data(),
-                                                    shared_size, ws.data() + 1, ws_size),
-                      Status::kOk)
-                << what << " part " << part;
-          }
-          ASSERT_EQ(edgeattn::AttentionCachedFinish(d, ring.cache, shared.data(), shared_size, out_parts.data()),
-                    Status::kOk)
-              << what;
+          std::vector<float> out_parts;
+          ASSERT_NO_FATAL_FAILURE(RunCachedParts(d, q.data(), ring.cache, out_parts)) << what;
           ASSERT_EQ(std::memcmp(out_parts.data(), out_ring.data(), out_ring.size() * 4), 0) << what << " parts";
         }
         // inf in V (kv head 0) and NaN in K (kv head 1) at the newest position (Q8 stores finite values only).
