@@ -29,6 +29,9 @@ enum class Activation : int {
 // normal result never passes through a subnormal intermediate (which matters where the SIMD unit flushes them).
 // For |x| < 2^-27 (erf) and 2^-26 (tanh) both GELUs take the factor's value at 0, 1/2 (relative error < 2^-26):
 // in round to nearest the full computation rounds to exactly that, and it would spend its time on x^2, subnormal.
+// The scalar path and the one-lane SIMD target likewise take SiLU's factor at 0 below 2^-26 (the exp's polynomial
+// is subnormal there) and give -0 for GELU tanh of x <= -11 without computing it (the product that rounds it to -0
+// underflows, a microcode assist on x86): the same bits in round to nearest.
 // SIMD SiLU (except on ARMv7, whose division is not correctly rounded): a vector whose lanes all have |x| <= 43
 // (e^-x normal) takes x / (1 + e^-x) directly, with the same exp; measured over every float with |x| <= 43 on
 // x86-64: 2.39 ULP with FMA (AVX3, AVX2), 2.47 without (SSE4, SSSE3, SCALAR); other vectors as above.

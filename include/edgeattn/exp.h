@@ -35,7 +35,9 @@ namespace edgeattn {
 [[nodiscard]] Status Exp(const float* in, float* out, size_t n) noexcept;
 
 namespace scalar {
-// Plain C++ loop over the same algorithm; same contract.
+// Plain C++ loop over the same algorithm; same contract. In round to nearest it returns 1 for |x| < 2^-26 without
+// the polynomial (as the one-lane SIMD target does): the value the algorithm rounds to there, bit for bit, without
+// subnormal products for tiny x.
 [[nodiscard]] Status Exp(const float* in, float* out, size_t n) noexcept;
 }  // namespace scalar
 

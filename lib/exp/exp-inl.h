@@ -170,6 +170,13 @@ HWY_INLINE V ExpRr2P6ShiftedTimes2To64(D d, V dv, V d_lo) {
 // instead of 24, and the same result (see ExpConstants::kFastLow).
 template <bool kToNearest = true, class D, class V = hn::VFromD<D>>
 HWY_INLINE V ExpRr2P6InRange(D d, V x) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: 1 below kTinyArg, as exp_scalar.h (the same bits, without the subnormal products). The vector
+  // targets do not test for it: one more test per vector would cost every call.
+  if (kToNearest && hn::AllTrue(d, hn::Lt(hn::Abs(x), hn::Set(d, internal::ExpConstants::kTinyArg)))) {
+    return hn::Set(d, 1.0f);
+  }
+#endif
   return ExpScaledBy64<false, kToNearest>(d, x, x);
 }
 

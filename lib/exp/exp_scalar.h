@@ -60,6 +60,11 @@ struct ExpConstants {
   // [-216, 144] so that both halves of n give normal scale factors).
   static constexpr float kClampLow = -150.0f;
   static constexpr float kClampHigh = 100.0f;
+  // ... and gives 1 below this |x| (2^-26): there |r P(r)| < 2^-25, so 1 + r P(r) rounds to 1 to nearest, and the
+  // polynomial's products, subnormal from |x| < 2^-117, would cost x86 cores a microcode assist each. The scalar
+  // path and the one-lane SIMD target test for it; the vector targets do not (one more test per vector would
+  // cost every call).
+  static constexpr float kTinyArg = 1.4901161193847656e-08f;
   // Under a directed mode an overflowing or underflowing product gives FLT_MAX or a subnormal instead, so the
   // special values come from comparisons: +inf above kOverflowArg (the largest float whose e^x rounds to a
   // finite float to nearest), +0 below kUnderflowArg (e^x < 2^-150 there: +0 to nearest).
@@ -117,6 +122,7 @@ inline float ExpRr2P6(float x, bool to_nearest) {
   using C = ExpConstants;
   if (x != x) return x + x;  // quiets a signalling NaN
   if (to_nearest) {
+    if (x < C::kTinyArg && x > -C::kTinyArg) return 1.0f;
     if (x < C::kClampLow) x = C::kClampLow;
     if (x > C::kClampHigh) x = C::kClampHigh;
   } else {
