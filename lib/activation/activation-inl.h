@@ -60,9 +60,9 @@ HWY_INLINE V ExpScaledBy64(D d, V w, V w_lo, V factor) {
 // See TimesSigmoid in activation_scalar.h; both signs computed, selected per lane.
 // The one-lane target (HWY_SCALAR) also takes two shortcuts of activation_scalar.h: GELU tanh of x <= -11 is -0,
 // and SiLU below 2^-26 takes the factor at 0. Both give the full computation's bits in round to nearest and skip
-// products that are subnormal or underflow, a microcode assist each on x86 (50-450 ns a value, in the exhaustive
-// sweep half its time). The vector targets do not test for them: such inputs are rare in a model, and one more test
-// per vector would cost every call.
+// products that are subnormal or underflow, a microcode assist each on x86 (tens to hundreds of ns a value; half
+// of these paths' time in the exhaustive sweep). The vector targets do not test for them: such inputs are rare in
+// a model, and one more test per vector would cost every call.
 template <class D, class V = hn::VFromD<D>>
 HWY_INLINE V TimesSigmoid(D d, V x, V a, V big_e) {
   using C = internal::ActivationConstants;
@@ -102,8 +102,8 @@ HWY_INLINE V SiluDirect(D d, V x) {
 }
 
 template <class D, class V = hn::VFromD<D>>
-HWY_INLINE bool SiluDirectRange(D d, V abs_x) {
-  return hn::AllTrue(d, hn::Le(abs_x, hn::Set(d, internal::ExpConstants::kUnscaledMax)));  // false for NaN
+HWY_INLINE bool SiluDirectRange(D d, V x) {
+  return hn::AllTrue(d, hn::Le(hn::Abs(x), hn::Set(d, internal::ExpConstants::kUnscaledMax)));  // false for NaN
 }
 
 template <class D, class V = hn::VFromD<D>>
@@ -208,16 +208,16 @@ struct GeluTanhOp {
 struct SiluOp {
   template <class D, class V>
   HWY_INLINE V operator()(D d, V x) const {
-    const V a = hn::Abs(x);
 #if HWY_TARGET == HWY_SCALAR
     // One lane: below kSiluTiny the factor at 0, as activation_scalar.h; on either route below the result rounds
     // to the same x / 2 in round to nearest (see TimesSigmoid's note).
+    const V a = hn::Abs(x);
     if (HWY_UNLIKELY(hn::AllTrue(d, hn::Lt(a, hn::Set(d, internal::ActivationConstants::kSiluTiny))))) {
       return TimesSigmoid(d, x, a, hn::Set(d, internal::ActivationConstants::kTwoTo64));
     }
 #endif
 #if EDGEATTN_SILU_DIRECT
-    if (HWY_LIKELY(SiluDirectRange(d, a))) return SiluDirect(d, x);
+    if (HWY_LIKELY(SiluDirectRange(d, x))) return SiluDirect(d, x);
 #endif
     return Silu(d, x);
   }
