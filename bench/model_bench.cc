@@ -15,9 +15,10 @@
 // -march=native, one token per call, so its prefill is 32 decode steps). Counters per call: elements = tokens,
 // bytes = what decoding must read (every weight once per token: Q8 matrices one byte each plus their scales;
 // the embedding's one row, the K and V of every position so far; prefill: the weights once), flops = 2 per weight per
-// token plus attention's 4 * head_dim per (query head, position). report.py divides decode's bytes by the calibrated
-// bandwidth of the level that holds the weights and the cache (L3 where they fit, else DRAM): the limit column, as
-// tokens per second.
+// token (prefill: the classifier's on the last token only, which is all the module computes) plus attention's
+// 4 * head_dim per (query head, position). report.py divides decode's bytes by the calibrated bandwidth of the level
+// that holds the weights and the cache (L3 where they fit, else DRAM), and for prefill takes the longer of that
+// and the flops over the FMA peak: the limit column, as tokens per second.
 //
 // Before timing, each implementation's logits after the prefill and one decode step are checked against the naive
 // decoder in double precision (bench/model_naive_f64.c); Q8 weights against the same float reference, with a
@@ -65,6 +66,7 @@ struct ModelInputs {
   size_t bytes = 0;
   std::vector<double> reference;  // logits at position kPrefill after tokens 0 .. kPrefill
   double weight_bytes = 0, flops_per_token = 0;
+  double classifier_flops = 0;  // of flops_per_token: the module's prefill runs the classifier on its last token only
   // The same model as a version 2 file (built on first use: the 110M one is 120 MB) and its bytes per token.
   const std::vector<unsigned char>& Q8File() const;
   mutable double q8_weight_bytes = 0;
@@ -105,6 +107,7 @@ ModelInputs::ModelInputs(const ModelShape& s) : shape(s) {
   const double matrices = static_cast<double>(layers * (2 * dim * dim + 2 * kv * dim + 3 * hidden * dim) + vocab * dim);
   weight_bytes = 4.0 * (matrices + static_cast<double>(layers * 2 * dim + dim + dim));  // + norms, one embedding row
   flops_per_token = 2.0 * matrices;
+  classifier_flops = 2.0 * static_cast<double>(vocab * dim);
   naive_llama_f64* m = naive_llama_f64_new(file.data(), bytes, static_cast<int>(kPositions));
   if (m == nullptr) return;
   const double* logits = nullptr;
@@ -260,9 +263,12 @@ void ModuleCase(benchmark::State& state, const ModelShape& s, bool q8, edgeattn:
   const size_t tokens = decode ? kPositions - kPrefill : kPrefill;
   for (size_t p = decode ? kPrefill : 0; p < (decode ? kPositions : kPrefill); ++p) {
     bytes += decode ? weight_bytes + KvBytes(s, type, p) : 0;
-    flops += in.flops_per_token + ModelAttentionFlops(s, p);
+    flops += in.flops_per_token + ModelAttentionFlops(s, p) - (decode ? 0.0 : in.classifier_flops);
   }
-  if (!decode) bytes = weight_bytes + KvBytes(s, type, kPrefill - 1);
+  if (!decode) {  // the weights once, the classifier on the last token only (llama2::Forward's logits)
+    bytes = weight_bytes + KvBytes(s, type, kPrefill - 1);
+    flops += in.classifier_flops;
+  }
   bool ok = true;
   TimeIfRight(
       state, error, tolerance, [&] { ok = ok && (decode ? run.Decode(s, kPrefill, kPositions) : run.Prefill(s)); },

@@ -306,6 +306,8 @@ def percent_of_limit(case, r, lim, caches=None):
     seconds = r.get("median_seconds", r["seconds"])
     if case.startswith("model/") and case.endswith(",decode"):  # every weight and the KV so far, read per token
         return model_limit(r, lim, caches)
+    if case.startswith("model/") and case.endswith(",prefill"):
+        return model_prefill_limit(case, r, lim, caches)
     if case.endswith((",hot", ",cold")):  # the decode cases: "attention/decode/n=...,d=...,hot"
         which = "dram" if case.endswith(",cold") else memory_level(r["bytes"], caches or {})
         bw = lim[which]
@@ -325,9 +327,24 @@ def model_limit(r, lim, caches):
     return (100.0 * r["bytes"] / r.get("median_seconds", r["seconds"]) / bw, which) if bw else (None, which)
 
 
+def model_prefill_limit(case, r, lim, caches):
+    """A model's prefill: the longer of its flops at one core's FMA peak per thread and its bytes (the weights
+    once) at the bandwidth of the level that holds them (one core's, as for decode: see model_limit). A 32-token
+    prefill of a model whose classifier, run on the last token only, is most of its bytes (15M: 37 of 60 MB) is
+    bound by both in turn: (% of limit, "fma" or the level)."""
+    seconds = r.get("median_seconds", r["seconds"])
+    threads = int((re.search(r"/j=([0-9]+),", case) or re.match("(1)", "1")).group(1))
+    pct, which = (100.0 * r["flops"] / seconds / (threads * lim["flops"]), "fma") if lim["flops"] else (None, "fma")
+    level = memory_level(r["bytes"], caches or {})  # the whole call's working set
+    bytes_pct = 100.0 * r["bytes"] / seconds / lim[level] if lim[level] else None
+    if bytes_pct is not None and (pct is None or bytes_pct > pct):
+        return bytes_pct, level
+    return pct, which
+
+
 def model_rows(results, lim, caches):
     """Tokens per second of the model cases: edgeattn's (fastest repetition), its limit (decode: the bandwidth
-    limit above, as tokens/s; prefill: the FMA peak), the naive decoder's with the paired ratio, and for the cases
+    limit above, as tokens/s; prefill: the FMA peak or, where it binds instead, that bandwidth), the naive decoder's with the paired ratio, and for the cases
     on several threads the paired speedup over the same calls on one thread."""
     def sort_key(case):  # shapes by size (the 1- and 2-CPU processes number their cases apart), then the config
         size = re.match(r"model/([0-9.]+)([KMG])/", case)
@@ -345,10 +362,8 @@ def model_rows(results, lim, caches):
             row["tokens_per_s"] = tokens / simd["seconds"]
             if case.endswith(",decode"):
                 pct, row["limit"] = model_limit(simd, lim, caches)
-            else:  # one core's FMA peak per thread (decode's bandwidth limit stays one core's: see model_limit)
-                threads = int((re.search(r"/j=([0-9]+),", case) or re.match("(1)", "1")).group(1))
-                pct, row["limit"] = ((100.0 * simd["flops"] / simd.get("median_seconds", simd["seconds"]) /
-                                      (threads * lim["flops"]), "fma") if lim["flops"] else (None, "fma"))
+            else:
+                pct, row["limit"] = model_prefill_limit(case, simd, lim, caches)
             median_tps = tokens / simd.get("median_seconds", simd["seconds"])
             row["limit_tokens_per_s"] = median_tps * 100.0 / pct if pct else None
             row["percent_of_limit"] = pct
@@ -383,7 +398,8 @@ def print_model_table(rows):
                       ratio(r.get("over_f32_weights"))])
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print("\nwhole models (bench/model_bench.cc; limit: decode bytes per token over the bandwidth of the level that "
-          "holds weights and KV, prefill flops over the FMA peak):")
+          "holds weights and KV; prefill the longer of its flops over the FMA peak and its bytes over that "
+          "bandwidth):")
     for n, row in enumerate(table):
         print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
         if n == 0:

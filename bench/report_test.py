@@ -212,7 +212,8 @@ def check_accuracy(failures):
         failures.append(f"accuracy cell: {report.fmt_accuracy(1.5, float('inf'))}")
 def check_models(failures):
     """Model cases (bench/model_bench.cc): decode's bytes per token against the level that holds them (L3 4 MiB
-    here: a 3 MiB model against L3, a 100 MiB one against DRAM), prefill against the FMA peak, tokens/s, and the
+    here: a 3 MiB model against L3, a 100 MiB one against DRAM), prefill against the FMA peak or, where its weights'
+    bytes take longer, the bandwidth, tokens/s, and the
     naive decoder's tokens/s with the paired ratio."""
     mib = 2**20
     calib = [("read_l3", 4.0 * mib, 80.0, 0.0), ("read_dram", 256.0 * mib, 25000.0, 0.0), ("fma_peak", 0.0, 10.0, 1e6)]
@@ -225,6 +226,10 @@ def check_models(failures):
         for aggregate in ("min", "median"):
             bench.append(entry(f"{case}/simd", aggregate, us, bytes=224 * per_token, elements=224.0, flops=1.0))
     prefill2 = "model/3M/f32/kv=f32/j=2,prefill"
+    # A prefill whose weights (50 MiB, beyond L3) take longer at the DRAM rate than its flops at the FMA peak.
+    streamed = "model/50M/f32/kv=f32/j=1,prefill"
+    for aggregate in ("min", "median"):
+        bench.append(entry(f"{streamed}/simd", aggregate, 10000.0, bytes=50.0 * mib, elements=32.0, flops=1e8))
     small_q8 = small.replace("/f32/", "/q8/", 1)
     for aggregate in ("min", "median"):  # a quarter of the bytes, 2.5 times the float weights' tokens/s
         bench.append(entry(f"{small_q8}/simd", aggregate, 8000.0, bytes=224 * 0.75 * mib, elements=224.0, flops=1.0))
@@ -248,13 +253,15 @@ def check_models(failures):
     check(failures, "model prefill: % of the FMA peak", rows[prefill]["percent_of_limit"], 100.0 * 1e8 / 400e-6 / fma)
     check(failures, "model prefill on 2 threads: % of two cores' FMA peak", rows[prefill2]["percent_of_limit"],
           100.0 * 1e8 / 250e-6 / (2 * fma))
+    check(failures, "model prefill bound by its bytes: % of DRAM", rows[streamed]["percent_of_limit"],
+          100.0 * 50 * mib / 10e-3 / dram)
     check(failures, "2 threads over 1 (the paired ratio)", rows[prefill2]["over_one_thread"], 1.6)
     check(failures, "naive tok/s", rows[small]["naive_tokens_per_s"], 224 / 0.04)
     check(failures, "edgeattn/naive (the paired ratio)", rows[small]["over_naive"], 1.9)
     check(failures, "q8 weights over f32 weights", rows[small_q8]["over_f32_weights"], 2.5)
     if rows[small]["over_f32_weights"] is not None:
         failures.append(f"{small}: a q8/f32 ratio on a float-weights case")
-    for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma")):
+    for case, level in ((small, "l3"), (big, "dram"), (prefill, "fma"), (streamed, "dram")):
         if rows[case]["limit"] != level:
             failures.append(f"{case}: limit {rows[case]['limit']}, expected {level}")
 

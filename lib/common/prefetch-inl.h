@@ -42,6 +42,14 @@ HWY_INLINE Ahead NextRowsAhead(size_t row_bytes, size_t rows) {
 #endif
 }
 
+// Into L1 on the targets where NextRowsAhead requests at all: for kernels whose lead time is long at every block
+// size (the four-row kernels of lib/linear, which read each block of W once per four rows of x).
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+constexpr Ahead kAheadIntoL1 = Ahead::kL1;
+#else
+constexpr Ahead kAheadIntoL1 = Ahead::kNone;
+#endif
+
 // Requests bytes [from, to) of `next` (to <= next's length), a 64-byte line at a time.
 HWY_INLINE void PrefetchBytes(Ahead ahead, const void* next, size_t from, size_t to) {
   const char* p = static_cast<const char*>(next);
