@@ -150,8 +150,11 @@ size_t AttentionWorkspaceSize(const AttentionDesc& desc) noexcept;
 // therefore finish close together.
 // The promise: running every part (any thread, any order, concurrently) and then AttentionFinish gives output
 // bit-identical to Attention (the SIMD entry point, not scalar::Attention) when the parts and the single call run
-// in the same floating-point environment. The single call runs the same chunks and the same combine as the parts:
-// key chunks cost it one rescale of value_dim floats per chunk boundary (docs/performance.md, The work split).
+// in the same floating-point environment; a NaN output is NaN in both, its sign and payload not promised (where
+// V holds NaN and infinities, which NaN propagates depends on the order of its operations, which the compiler may
+// arrange differently in the single call's and a part's copy of the same steps: kv_cache.h says the same). The
+// single call runs the same chunks and the same combine as the parts: key chunks cost it one rescale of value_dim
+// floats per chunk boundary (docs/performance.md, The work split).
 // Under a directed rounding mode each part (and the single call) follows the rule of attention.h's bound: shapes
 // with one key chunk run the row path on their rows, chunked shapes compute every chunk with the decode steps whose
 // exp steps its range reduction to nearest; parts run in different modes give results within the bound but not

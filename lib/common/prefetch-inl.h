@@ -64,6 +64,13 @@ HWY_INLINE void PrefetchBytes(Ahead ahead, const void* next, size_t from, size_t
   }
 }
 
+// Requests slice i of `slices` (whole lines) of the `bytes` bytes at `next`: a block requested a part per step of
+// a loop of `slices` steps.
+HWY_INLINE void PrefetchSlice(Ahead ahead, const void* next, size_t bytes, size_t i, size_t slices) {
+  const size_t slice = (bytes / slices + 63) / 64 * 64, from = i * slice;
+  if (from < bytes) PrefetchBytes(ahead, next, from, from + slice < bytes ? from + slice : bytes);
+}
+
 // Whether a decode kernel reads W one row at a time, in address order (one sequential stream, the line
 // kStreamAheadBytes further on requested into L1 as it goes), rather than eight rows side by side. On the AMD EPYC
 // of CPU family 26 this session measured (docs/performance.md, "One stream"), a pure-read harness ran one stream

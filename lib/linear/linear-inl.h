@@ -367,16 +367,15 @@ HWY_INLINE float LinearTransposedDot1(D d, const float* HWY_RESTRICT x, size_t i
   return hn::GetLane(hn::SumOfLanes(d, hn::Add(a, b)));
 }
 
-// y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Calls of fewer than
-// four rows take outputs eight at a time first on AVX-512 when the rows have fewer than 128 inputs or the matrix
-// is small (LinearTransposedSums1x8, the bits of the four-output kernel). Otherwise, with rows of at least 128
-// inputs, they take W one row at a time on x86 SIMD targets (kStreamOneRow, the same bits again), and elsewhere
-// outputs eight at a time (Block1x8, chains of its own). Then outputs go four at a time;
-// the last group repeats its last row of W (and discards those sums), so every group runs the same sixteen-chain
-// kernel. Rows go four at a time, the rest one at a time. Each output's sums depend only on its own row of W, the
-// row of x and which kernel ran it, never on which outputs share its block; parts begin and end at multiples of 16
-// outputs (or at the end), so the blocks of eight fall where the single call's do, and a part writes the single
-// call's bits.
+// y = x W^T + bias for outputs [o_begin, o_end) (all of them, or a part of the work split). Calls of fewer than four
+// rows take outputs eight at a time first on AVX-512 when the rows have fewer than 128 inputs or the matrix is small
+// (LinearTransposedSums1x8, the four-output kernel's bits). Otherwise, with rows of at least 128 inputs, they take W
+// one row at a time on x86 SIMD targets (kStreamOneRow, the same bits again), elsewhere outputs eight at a time
+// (Block1x8, chains of its own). Then outputs go four at a time, the last group repeating its last row of W (its sums
+// discarded), so every group runs the same sixteen-chain kernel; rows go four at a time (the next block of W requested
+// a slice per four rows: docs/performance.md, "Prefill's weights requested ahead"), the rest one at a time. An
+// output's sums depend only on its row of W, the row of x and which kernel ran it; parts begin and end at multiples
+// of 16 outputs (or at the end), so the blocks of eight fall where the single call's do: a part writes its bits.
 inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                                  const float* HWY_RESTRICT bias, size_t out, size_t o_begin, size_t o_end,
                                  float* HWY_RESTRICT y) {
@@ -420,27 +419,16 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
       }
     }
   }
-  // Four rows of x or more: the four-output blocks read each block of four rows of W once per four rows of x, so
-  // the next block's lines are requested into L1 a slice per four rows, this block's whole compute as their lead.
-  // A model's prefill reads every weight from DRAM, four short rows side by side, which the hardware prefetchers
-  // left waiting at every page (docs/performance.md, "Prefill's weights requested ahead"). Into L1 at every row
-  // length: into L2 for blocks over 16 KB made no measurable difference.
-  const size_t w_block_bytes = 4 * in * sizeof(float);
-  const Ahead ahead = block_rows == 0 ? Ahead::kNone : kAheadIntoL1;
-  const size_t slice = (w_block_bytes / (block_rows != 0 ? block_rows / 4 : 1) + 63) / 64 * 64;
   for (; o < o_end; o += 4) {
     const size_t count = o_end - o < 4 ? o_end - o : 4;
     const float* w0 = w + o * in;
     const float* w1 = w + (o + (count > 1 ? 1 : 0)) * in;
     const float* w2 = w + (o + (count > 2 ? 2 : 0)) * in;
     const float* w3 = w + (o + (count > 3 ? 3 : 0)) * in;
-    const float* next = ahead != Ahead::kNone && o + 8 <= o_end ? w + (o + 4) * in : nullptr;
+    const float* next = kAheadIntoL1 != Ahead::kNone && o + 8 <= o_end ? w + (o + 4) * in : nullptr;
     float sums[4][4];
     for (size_t r = 0; r < block_rows; r += 4) {
-      const size_t from = r / 4 * slice;
-      if (next != nullptr && from < w_block_bytes) {
-        PrefetchBytes(ahead, next, from, from + slice < w_block_bytes ? from + slice : w_block_bytes);
-      }
+      if (next != nullptr) PrefetchSlice(kAheadIntoL1, next, 4 * in * sizeof(float), r / 4, block_rows / 4);
       LinearTransposedBlock4x4(d, x + r * in, in, w0, w1, w2, w3, sums);
       for (size_t k = 0; k < 4; ++k) {
         for (size_t j = 0; j < count; ++j) {
