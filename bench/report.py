@@ -343,9 +343,9 @@ def model_prefill_limit(case, r, lim, caches):
 
 
 def model_rows(results, lim, caches):
-    """Tokens per second of the model cases: edgeattn's (fastest repetition), its limit (decode: the bandwidth
-    limit above, as tokens/s; prefill: the FMA peak or, where it binds instead, that bandwidth), the naive decoder's with the paired ratio, and for the cases
-    on several threads the paired speedup over the same calls on one thread."""
+    """Tokens per second of the model cases: edgeattn's (fastest repetition), its limit as tokens/s (decode: the
+    bandwidth limit above; prefill: model_prefill_limit), the naive decoder's with the paired ratio, and for the
+    cases on several threads the paired speedup over the same calls on one thread."""
     def sort_key(case):  # shapes by size (the 1- and 2-CPU processes number their cases apart), then the config
         size = re.match(r"model/([0-9.]+)([KMG])/", case)
         scale = {"K": 1e3, "M": 1e6, "G": 1e9}
