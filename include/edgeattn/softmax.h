@@ -30,9 +30,10 @@ namespace edgeattn {
 // top of its binade, where the same relative error is twice as many ULPs; the division adds 0.5. What is not lost: x -
 // m is computed with its rounding error (2Sum, or Fast2Sum on rows whose max bounds every entry's exponent: the same
 // error) folded into the exp argument, so logits of 1e4 lose nothing; the row sum
-// is accumulated in double per lane, on rows of at least two vectors as a float per lane that starts at 2^65 above
-// every term (so Fast2Sum gives each addition's error exactly) beside the float sum of those errors, both moved to the
-// double lanes every 32 steps (at most 2^-28 of the sum; softmax-inl.h, ExpRowPairs); in float with 2Sum on SCALAR,
+// is accumulated in double per lane (rows of one vector, and on x86 rows of up to four, add every term to the
+// double lanes; longer rows keep a float per lane that starts at 2^65 above every term, so that Fast2Sum gives each
+// addition's error exactly, beside the float sum of those errors, both moved to the double lanes every 32 steps: at
+// most 2^-28 of the sum; softmax-inl.h, SoftmaxRegisterRow and ExpRowPairs); in float with 2Sum on SCALAR,
 // EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step (exact with FMA),
 // or on x86 for rows of one vector (16 floats with AVX-512) is a vector division (correctly rounded).
 // Environment: the bound above assumes rounding to nearest; with flush-to-zero / denormals-are-zero it holds

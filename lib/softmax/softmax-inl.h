@@ -319,6 +319,88 @@ HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, 
   }
 }
 
+#if HWY_ARCH_X86 && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// Rows of two to kRegisterRowVectors vectors (17 to 64 floats with AVX-512): the time of such a row is its dependency
+// chain, so the row is loaded once and stays in registers, with no store of e and no reload between the passes, and
+// its sum needs no offset sums: each vector of exact float terms e^(x - m) 2^64 is widened and added in double
+// lanes (at most 63 additions of nonnegative terms, an error below 2^-47 of the sum before it is rounded to float).
+// The last vector's lanes past n hold the first vector's lanes (row values, which change neither the max nor the
+// least value); their exponentials are zeroed before the sum and never stored.
+constexpr size_t kRegisterRowVectors = 4;
+
+// The exp pass, the sum and the quotient of such a row, rounding to nearest, whose max vmax is finite. kFast: the row
+// passes RowTakesFastExp.
+template <size_t K, bool kFast, class D, class V = hn::VFromD<D>>
+HWY_INLINE void SoftmaxRegisterRowFiniteMax(D d, V* x, hn::Mask<D> valid, V vmax, float* out, size_t n) {
+  const size_t N = hn::Lanes(d);
+  const RowSumD<D> dd;
+  const hn::Half<D> dh;
+  const V neg_m = hn::Neg(vmax);
+  auto acc0 = hn::Zero(dd), acc1 = hn::Zero(dd);
+  for (size_t k = 0; k < K; ++k) {
+    x[k] = ExpMinusMaxOfRow<true, kFast, true>(d, x[k], neg_m);
+    if (k == K - 1) x[k] = hn::IfThenElseZero(valid, x[k]);
+    acc0 = hn::Add(acc0, hn::PromoteTo(dd, hn::LowerHalf(dh, x[k])));
+    acc1 = hn::Add(acc1, hn::PromoteTo(dd, hn::UpperHalf(dh, x[k])));
+  }
+  const float total = RowSumTotal(d, acc0, acc1);
+  if (total != total) return internal::FillRow(out, n, internal::kQuietNaN);  // a NaN below a finite max
+  const V vtotal = hn::Set(d, total), vinv = hn::Set(d, 1.0f / total);
+  for (size_t k = 0; k < K; ++k) {
+    const V q = hn::Mul(x[k], vinv);
+    const V y = hn::NegMulAdd(hn::MulSub(q, vtotal, x[k]), vinv, q);  // see CorrectedQuotient
+    if (k < K - 1) {
+      hn::StoreU(y, d, out + k * N);
+    } else {
+      StoreTail(d, y, out + k * N, n - k * N);
+    }
+  }
+}
+
+// Softmax of a row of K vectors, the last holding 1 to N of the row's n floats; in == out allowed (the whole row is
+// loaded before anything is stored). Not inlined: in SoftmaxRow its registers and stack frame cost the other rows.
+template <size_t K, class D, class V = hn::VFromD<D>>
+HWY_NOINLINE void SoftmaxRegisterRow(D d, const float* in, float* out, size_t n) {
+  const size_t N = hn::Lanes(d);
+  const size_t last = n - (K - 1) * N;
+  const auto valid = hn::FirstN(d, last);
+  V x[K];
+  for (size_t k = 0; k + 1 < K; ++k) x[k] = hn::LoadU(d, in + k * N);
+  x[K - 1] = hn::IfThenElse(valid, LoadTail(d, in + (K - 1) * N, last), x[0]);
+  V hi = x[0], lo = x[0];
+  for (size_t k = 1; k < K; ++k) hi = hn::Max(hi, x[k]), lo = hn::Min(lo, x[k]);
+  const V vmax = hn::MaxOfLanes(d, hi);
+  const float m = hn::GetLane(vmax);
+  if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
+  if (HWY_UNLIKELY(!ExpToNearest())) return SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
+  if (internal::RowTakesFastExp(hn::GetLane(hn::MinOfLanes(d, lo)), m)) {
+    return SoftmaxRegisterRowFiniteMax<K, true>(d, x, valid, vmax, out, n);
+  }
+  SoftmaxRegisterRowFiniteMax<K, false>(d, x, valid, vmax, out, n);
+}
+
+// The register rows for n in (N, kRegisterRowVectors N]; false for any other n.
+template <class D>
+HWY_INLINE bool SoftmaxShortRow(D d, const float* in, float* out, size_t n) {
+  static_assert(kRegisterRowVectors == 4, "one case per count of vectors");
+  const size_t N = hn::Lanes(d);
+  if (n <= N || n > kRegisterRowVectors * N) return false;
+  if (n <= 2 * N) {
+    SoftmaxRegisterRow<2>(d, in, out, n);
+  } else if (n <= 3 * N) {
+    SoftmaxRegisterRow<3>(d, in, out, n);
+  } else {
+    SoftmaxRegisterRow<4>(d, in, out, n);
+  }
+  return true;
+}
+#else
+template <class D>
+HWY_INLINE bool SoftmaxShortRow(D /* d */, const float* /* in */, float* /* out */, size_t /* n */) {
+  return false;
+}
+#endif
+
 // Rows of at least this many vectors look for their least value beside the max (one more operation per vector in
 // that pass), to take ExpMinusMaxFastRow (five fewer per vector) where RowTakesFastExp allows.
 constexpr size_t kFastExpMinVectors = 2;
@@ -327,6 +409,7 @@ constexpr size_t kFastExpMinVectors = 2;
 inline void SoftmaxRow(const float* in, float* out, size_t n) {
   // The full vector on every target but RVV, whose register groups would outgrow the lane buffers' bound.
   const hn::CappedTag<float, internal::kMaxStackVectorBytes / sizeof(float)> d;
+  if (SoftmaxShortRow(d, in, out, n)) return;
   auto vmin = hn::Set(d, internal::kQuietNaN);  // NaN: RowTakesFastExp is false
   const auto vmax =
       kFastExpRows && n >= kFastExpMinVectors * hn::Lanes(d) ? RowMax<true>(d, in, n, &vmin) : RowMax(d, in, n);
