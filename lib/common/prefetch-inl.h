@@ -64,11 +64,28 @@ HWY_INLINE void PrefetchBytes(Ahead ahead, const void* next, size_t from, size_t
   }
 }
 
-// Requests slice i of `slices` (whole lines) of the `bytes` bytes at `next`: a block requested a part per step of
-// a loop of `slices` steps.
-HWY_INLINE void PrefetchSlice(Ahead ahead, const void* next, size_t bytes, size_t i, size_t slices) {
-  const size_t slice = (bytes / slices + 63) / 64 * 64, from = i * slice;
+// The bytes per step (whole lines) of a block of `bytes` requested a part per step of a loop of `slices` >= 1 steps:
+// computed once per loop, outside it (a division).
+HWY_INLINE size_t SliceBytes(size_t bytes, size_t slices) { return (bytes / slices + 63) / 64 * 64; }
+
+// Requests step i's part, `slice` bytes from SliceBytes, of the `bytes` bytes at `next`.
+HWY_INLINE void PrefetchSlice(Ahead ahead, const void* next, size_t bytes, size_t i, size_t slice) {
+  const size_t from = i * slice;
   if (from < bytes) PrefetchBytes(ahead, next, from, from + slice < bytes ? from + slice : bytes);
+}
+
+// Matrices of at most this many bytes are taken to be in a cache in a decode loop (a model of 1 MB of weights stays
+// in L2): lib/linear's calls of fewer than four rows run eight outputs side by side, which ran faster there than one
+// row at a time (64 outputs of 172 inputs: 5.8 against 12.5 ns per output on an Intel Xeon, family 6, model 207;
+// larger matrices stream from DRAM or L3, where one row at a time won), and its four-row kernel requests nothing.
+constexpr size_t kCachedMatrixBytes = 256 * 1024;
+
+// The bytes of the next block of four W rows (block_bytes) that a four-row kernel requests per four of its block_rows
+// rows of x (0: none): on the targets of kAheadIntoL1, for matrices over kCachedMatrixBytes. Smaller ones stay in a
+// cache, where the requests and their loop cost 4-10% (docs/performance.md, "Prefill's weights requested ahead").
+HWY_INLINE size_t FourRowAheadSlice(size_t matrix_bytes, size_t block_bytes, size_t block_rows) {
+  if (kAheadIntoL1 == Ahead::kNone || block_rows < 4 || matrix_bytes <= kCachedMatrixBytes) return 0;
+  return SliceBytes(block_bytes, block_rows / 4);
 }
 
 // Whether a decode kernel reads W one row at a time, in address order (one sequential stream, the line

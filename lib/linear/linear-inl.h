@@ -260,11 +260,6 @@ HWY_INLINE void LinearTransposedBlock1x4(D d, const float* HWY_RESTRICT x, size_
 // bits of SumOfLanes), so the same bits as Block1x4 in a third of the operations after the FMAs. At 64 inputs an
 // output is four FMAs, and the sums one by one (about eight operations each, then a store and a reload of the
 // four sums) had cost more than the products.
-// Matrices this small are most likely in a cache in a decode loop (a model of 1 MB of weights stays in L2), where
-// eight rows side by side ran faster than one row at a time: 64 outputs of 172 inputs, 5.8 against 12.5 ns per
-// output on an Intel Xeon (family 6, model 207). Larger ones stream from DRAM or L3, where one row at a time won.
-constexpr size_t kCachedMatrixBytes = 256 * 1024;
-
 template <class D>
 HWY_INLINE hn::Vec256<float> LinearTransposedSums1x8(D d, const float* HWY_RESTRICT x, size_t in, const float* w) {
   const size_t N = hn::Lanes(d);
@@ -372,10 +367,10 @@ HWY_INLINE float LinearTransposedDot1(D d, const float* HWY_RESTRICT x, size_t i
 // (LinearTransposedSums1x8, the four-output kernel's bits). Otherwise, with rows of at least 128 inputs, they take W
 // one row at a time on x86 SIMD targets (kStreamOneRow, the same bits again), elsewhere outputs eight at a time
 // (Block1x8, chains of its own). Then outputs go four at a time, the last group repeating its last row of W (its sums
-// discarded), so every group runs the same sixteen-chain kernel; rows go four at a time (the next block of W requested
-// a slice per four rows: docs/performance.md, "Prefill's weights requested ahead"), the rest one at a time. An
-// output's sums depend only on its row of W, the row of x and which kernel ran it; parts begin and end at multiples
-// of 16 outputs (or at the end), so the blocks of eight fall where the single call's do: a part writes its bits.
+// discarded), so every group runs the same sixteen-chain kernel; rows go four at a time (requesting the next block of W
+// ahead: FourRowAheadSlice), the rest one at a time. An output's sums depend only on its row of W, the row of x and
+// which kernel ran it; parts begin and end at multiples of 16 outputs (or at the end), so the blocks of eight fall
+// where the single call's do: a part writes its bits.
 inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_t in, const float* HWY_RESTRICT w,
                                  const float* HWY_RESTRICT bias, size_t out, size_t o_begin, size_t o_end,
                                  float* HWY_RESTRICT y) {
@@ -419,16 +414,17 @@ inline void LinearTransposedRows(const float* HWY_RESTRICT x, size_t rows, size_
       }
     }
   }
+  const size_t ahead_slice = FourRowAheadSlice(out * in * sizeof(float), 4 * in * sizeof(float), block_rows);
   for (; o < o_end; o += 4) {
     const size_t count = o_end - o < 4 ? o_end - o : 4;
     const float* w0 = w + o * in;
     const float* w1 = w + (o + (count > 1 ? 1 : 0)) * in;
     const float* w2 = w + (o + (count > 2 ? 2 : 0)) * in;
     const float* w3 = w + (o + (count > 3 ? 3 : 0)) * in;
-    const float* next = kAheadIntoL1 != Ahead::kNone && o + 8 <= o_end ? w + (o + 4) * in : nullptr;
+    const float* next = ahead_slice != 0 && o + 8 <= o_end ? w + (o + 4) * in : nullptr;
     float sums[4][4];
     for (size_t r = 0; r < block_rows; r += 4) {
-      if (next != nullptr) PrefetchSlice(kAheadIntoL1, next, 4 * in * sizeof(float), r / 4, block_rows / 4);
+      if (next != nullptr) PrefetchSlice(kAheadIntoL1, next, 4 * in * sizeof(float), r / 4, ahead_slice);
       LinearTransposedBlock4x4(d, x + r * in, in, w0, w1, w2, w3, sums);
       for (size_t k = 0; k < 4; ++k) {
         for (size_t j = 0; j < count; ++j) {
