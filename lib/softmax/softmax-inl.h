@@ -256,6 +256,13 @@ HWY_INLINE size_t ExpRowPairs(D d, const float* in, float* out, size_t n, hn::VF
   return ExpRowPairsEach<kToNearest>(d, in, out, n, neg_m, acc0, acc1);
 }
 
+// e / total per lane, corrected by one Newton step (CorrectedQuotient in softmax_scalar.h), vinv = 1 / total.
+template <class V>
+HWY_INLINE V CorrectedQuotientV(V e, V vtotal, V vinv) {
+  const V q = hn::Mul(e, vinv);
+  return hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q);
+}
+
 // Rows of at most kDivideMaxVectors vectors divide by the row sum (x86, where a vector division is the IEEE one; ARMv7
 // NEON's Div is a reciprocal estimate with Newton steps, not correctly rounded). One vector: Intel's 512-bit division
 // issues once per 16 cycles, so rows of 4 and 16 vectors lost 7% and 17% there to it against the corrected quotient
@@ -306,17 +313,8 @@ HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, 
   }
   const auto vinv = hn::Set(d, 1.0f / total);
   j = 0;
-  for (; j + N <= n; j += N) {
-    const auto e = hn::LoadU(d, out + j);
-    const auto q = hn::Mul(e, vinv);
-    hn::StoreU(hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), d, out + j);  // see CorrectedQuotient
-  }
-  if (j < n) {
-    const size_t rest = n - j;
-    const auto e = LoadTail(d, out + j, rest);
-    const auto q = hn::Mul(e, vinv);
-    StoreTail(d, hn::NegMulAdd(hn::MulSub(q, vtotal, e), vinv, q), out + j, rest);
-  }
+  for (; j + N <= n; j += N) hn::StoreU(CorrectedQuotientV(hn::LoadU(d, out + j), vtotal, vinv), d, out + j);
+  if (j < n) StoreTail(d, CorrectedQuotientV(LoadTail(d, out + j, n - j), vtotal, vinv), out + j, n - j);
 }
 
 #if HWY_ARCH_X86 && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
@@ -334,21 +332,18 @@ template <size_t K, bool kFast, class D, class V = hn::VFromD<D>>
 HWY_INLINE void SoftmaxRegisterRowFiniteMax(D d, V* x, hn::Mask<D> valid, V vmax, float* out, size_t n) {
   const size_t N = hn::Lanes(d);
   const RowSumD<D> dd;
-  const hn::Half<D> dh;
   const V neg_m = hn::Neg(vmax);
   auto acc0 = hn::Zero(dd), acc1 = hn::Zero(dd);
   for (size_t k = 0; k < K; ++k) {
     x[k] = ExpMinusMaxOfRow<true, kFast, true>(d, x[k], neg_m);
     if (k == K - 1) x[k] = hn::IfThenElseZero(valid, x[k]);
-    acc0 = hn::Add(acc0, hn::PromoteTo(dd, hn::LowerHalf(dh, x[k])));
-    acc1 = hn::Add(acc1, hn::PromoteTo(dd, hn::UpperHalf(dh, x[k])));
+    RowSumAdd(d, x[k], acc0, acc1);
   }
   const float total = RowSumTotal(d, acc0, acc1);
   if (total != total) return internal::FillRow(out, n, internal::kQuietNaN);  // a NaN below a finite max
   const V vtotal = hn::Set(d, total), vinv = hn::Set(d, 1.0f / total);
   for (size_t k = 0; k < K; ++k) {
-    const V q = hn::Mul(x[k], vinv);
-    const V y = hn::NegMulAdd(hn::MulSub(q, vtotal, x[k]), vinv, q);  // see CorrectedQuotient
+    const V y = CorrectedQuotientV(x[k], vtotal, vinv);
     if (k < K - 1) {
       hn::StoreU(y, d, out + k * N);
     } else {
