@@ -157,14 +157,14 @@ TEST_P(SoftmaxTest, NaNPoisonsOnlyItsRow) {
 }
 
 // Rows of two vectors or more whose max is positive and whose other values sit near it, except -500 (far below
-// the exp's flush threshold) and, `stride` floats later, a NaN. Where stride is twice the path's vector, the NaN
-// shares the -500's lane in the max pass's accumulators, and x86's min (which returns its second operand when one is
-// NaN) then loses the -500: the row looks as if it takes the short exp. Whichever exp its vectors take, the NaN must
-// reach every output of its row and no other row.
+// the exp's flush threshold) and, `stride` floats later, a NaN. Where stride is twice the path's vector (or, in a
+// row held in registers, the vector), the NaN shares the -500's lane in the max pass's accumulators, and x86's min
+// (which returns its second operand when one is NaN) then loses the -500: the row looks as if it takes the short
+// exp. Whichever exp its vectors take, the NaN must reach every output of its row and no other row.
 TEST_P(SoftmaxTest, NaNPoisonsOnlyItsLongRow) {
   Rng rng;
-  for (size_t cols : {100, 257, 1000, 4099}) {
-    for (size_t stride : {8, 16, 32, 64, 128}) {
+  for (size_t cols : {20, 33, 64, 100, 257, 1000, 4099}) {  // rows of 20 to 64 floats: the register rows
+    for (size_t stride : {4, 8, 16, 32, 64, 128}) {
       if (5 + 3 * stride > cols) continue;
       std::vector<float> in(3 * cols), out(3 * cols), alone(cols);
       for (float& x : in) x = rng.Uniform(1.0f, 4.0f);

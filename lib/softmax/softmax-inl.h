@@ -317,14 +317,19 @@ HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, 
   if (j < n) StoreTail(d, CorrectedQuotientV(LoadTail(d, out + j, n - j), vtotal, vinv), out + j, n - j);
 }
 
-#if HWY_ARCH_X86 && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-// Rows of two to kRegisterRowVectors vectors (17 to 64 floats with AVX-512): the time of such a row is its dependency
-// chain, so the row is loaded once and stays in registers, with no store of e and no reload between the passes, and
-// its sum needs no offset sums: each vector of exact float terms e^(x - m) 2^64 is widened and added in double
-// lanes (at most 63 additions of nonnegative terms, an error below 2^-47 of the sum before it is rounded to float).
-// The last vector's lanes past n hold the first vector's lanes (row values, which change neither the max nor the
-// least value); their exponentials are zeroed before the sum and never stored.
+#if (HWY_ARCH_X86 || HWY_TARGET == HWY_NEON) && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// Rows of two to kRegisterRowVectors vectors (17 to 64 floats with AVX-512, 5 to 32 with AArch64 NEON; not on SVE,
+// whose sizeless vectors cannot form the array below): the time of such a row is its dependency chain, so the row is
+// loaded once and stays in registers, with no store of e and no reload between the passes, and its sum needs no
+// offset sums: each vector of exact float terms e^(x - m) 2^64 is widened and added in double lanes (at most 63
+// additions of nonnegative terms, an error below 2^-47 of the sum before it is rounded to float). The last vector's
+// lanes past n hold the first vector's lanes (row values, which change neither the max nor the least value); their
+// exponentials are zeroed before the sum and never stored.
+#if HWY_ARCH_X86
 constexpr size_t kRegisterRowVectors = 4;
+#else
+constexpr size_t kRegisterRowVectors = 8;
+#endif
 
 // The exp pass, the sum and the quotient of such a row, rounding to nearest, whose max vmax is finite. kFast: the row
 // passes RowTakesFastExp.
@@ -352,6 +357,12 @@ HWY_INLINE void SoftmaxRegisterRowFiniteMax(D d, V* x, hn::Mask<D> valid, V vmax
   }
 }
 
+// SoftmaxRowFiniteMax under a directed rounding mode, one copy for every register row.
+template <class D>
+HWY_NOINLINE void SoftmaxRowDirected(D d, const float* in, float* out, size_t n, hn::VFromD<D> vmax) {
+  SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
+}
+
 // Softmax of a row of K vectors, the last holding 1 to N of the row's n floats; in == out allowed (the whole row is
 // loaded before anything is stored). Not inlined: in SoftmaxRow its registers and stack frame cost the other rows.
 template <size_t K, class D, class V = hn::VFromD<D>>
@@ -367,26 +378,28 @@ HWY_NOINLINE void SoftmaxRegisterRow(D d, const float* in, float* out, size_t n)
   const V vmax = hn::MaxOfLanes(d, hi);
   const float m = hn::GetLane(vmax);
   if (!internal::IsFinite(m)) return internal::SoftmaxRowNonFiniteMax(in, out, n, m);
-  if (HWY_UNLIKELY(!ExpToNearest())) return SoftmaxRowFiniteMax<false>(d, in, out, n, vmax);
+  if (HWY_UNLIKELY(!ExpToNearest())) return SoftmaxRowDirected(d, in, out, n, vmax);
   if (internal::RowTakesFastExp(hn::GetLane(hn::MinOfLanes(d, lo)), m)) {
     return SoftmaxRegisterRowFiniteMax<K, true>(d, x, valid, vmax, out, n);
   }
   SoftmaxRegisterRowFiniteMax<K, false>(d, x, valid, vmax, out, n);
 }
 
+// The register row of K to kRegisterRowVectors vectors that holds n <= kRegisterRowVectors N floats.
+template <size_t K, class D>
+HWY_INLINE void SoftmaxRegisterRowOf(D d, const float* in, float* out, size_t n) {
+  if constexpr (K < kRegisterRowVectors) {
+    if (n > K * hn::Lanes(d)) return SoftmaxRegisterRowOf<K + 1>(d, in, out, n);
+  }
+  SoftmaxRegisterRow<K>(d, in, out, n);
+}
+
 // The register rows for n in (N, kRegisterRowVectors N]; false for any other n.
 template <class D>
 HWY_INLINE bool SoftmaxShortRow(D d, const float* in, float* out, size_t n) {
-  static_assert(kRegisterRowVectors == 4, "one case per count of vectors");
   const size_t N = hn::Lanes(d);
   if (n <= N || n > kRegisterRowVectors * N) return false;
-  if (n <= 2 * N) {
-    SoftmaxRegisterRow<2>(d, in, out, n);
-  } else if (n <= 3 * N) {
-    SoftmaxRegisterRow<3>(d, in, out, n);
-  } else {
-    SoftmaxRegisterRow<4>(d, in, out, n);
-  }
+  SoftmaxRegisterRowOf<2>(d, in, out, n);
   return true;
 }
 #else
