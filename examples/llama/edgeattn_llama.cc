@@ -16,6 +16,7 @@
 // token.
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +72,30 @@ struct Args {
   exit(1);
 }
 
+[[noreturn]] void BadValue(const char* flag, const char* expected, const char* text) {
+  static char message[128];
+  snprintf(message, sizeof(message), "%s expects %s, not \"%s\"", flag, expected, text);
+  Usage(message);
+}
+
 double Number(const char* flag, const char* text) {
   char* end = nullptr;
   errno = 0;
   const double v = strtod(text, &end);
-  if (end == text || *end != '\0' || errno != 0) {
-    static char message[96];
-    snprintf(message, sizeof(message), "%s expects a number, not \"%s\"", flag, text);
-    Usage(message);
+  if (end == text || *end != '\0' || errno != 0) BadValue(flag, "a number", text);
+  return v;
+}
+
+// A whole number in [min, max] written in decimal digits (no sign, fraction or exponent: "2.5" or "1e9" steps or
+// threads are a mistake, not something to round).
+unsigned long long Whole(const char* flag, const char* text, unsigned long long min, unsigned long long max) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
+  if (end == nullptr || end == text || *end != '\0' || errno != 0 || v < min || v > max) {
+    static char expected[64];
+    snprintf(expected, sizeof(expected), "a whole number from %llu to %llu", min, max);
+    BadValue(flag, expected, text);
   }
   return v;
 }
@@ -98,13 +115,13 @@ Args Parse(int argc, char** argv) {
         a.top_p = static_cast<float>(Number("-p", v));
         break;
       case 's':
-        a.seed = static_cast<unsigned long long>(Number("-s", v));
+        a.seed = Whole("-s", v, 0, ~0ull);
         break;
       case 'n':
-        a.steps = static_cast<long>(Number("-n", v));
+        a.steps = static_cast<long>(Whole("-n", v, 0, LONG_MAX));
         break;
       case 'j':
-        a.threads = static_cast<long>(Number("-j", v));
+        a.threads = static_cast<long>(Whole("-j", v, 1, llama2::kMaxWorkers));
         break;
       case 'i':
         a.prompt = v;
@@ -135,8 +152,6 @@ Args Parse(int argc, char** argv) {
     }
   }
   if (!(a.temperature >= 0.0f) || !(a.top_p >= 0.0f && a.top_p <= 1.0f)) Usage("-t or -p out of range");
-  if (a.steps < 0) Usage("-n must be >= 0");
-  if (a.threads < 1 || a.threads > static_cast<long>(llama2::kMaxWorkers)) Usage("-j must be 1 .. 256");
   if (a.seed == 0) a.seed = static_cast<unsigned long long>(time(nullptr));
   return a;
 }
