@@ -195,12 +195,6 @@ std::vector<float> RunAttention(const Api& api, const AttentionDesc& d, const fl
   return out;
 }
 
-std::vector<uint32_t> BitsOf(const std::vector<float>& v) {
-  std::vector<uint32_t> bits;
-  for (float f : v) bits.push_back(Bits(f));
-  return bits;
-}
-
 TEST_P(AttentionTest, MaskedKeysAreNeverRead) {
   Rng rng;
   // 4 queries, 6 keys, causal (query i sees keys <= i + 2) and an additive mask hiding key 1 from everyone.

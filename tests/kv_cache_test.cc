@@ -1141,16 +1141,6 @@ TEST_P(KvCacheTest, NarrowHeadsOnARingKeepTheirBits) {
   }
 }
 
-// Floats equal bit for bit, or both NaN (where two routes order a NaN's operations differently, kv_cache.h).
-::testing::AssertionResult SameOrBothNaN(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << ", " << b.size();
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (Bits(a[i]) != Bits(b[i])) return ::testing::AssertionFailure() << "at " << i << ": " << a[i] << ", " << b[i];
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // Two kv heads at a time (x86 AVX-512: a one-chunk call on the fused route, 8-wide heads, one or two query heads per
 // kv head, lib/kv_cache/kv_pair_lanes-inl.h): the single call against its work split's parts, which run one kv head
 // at a time on the per-head steps, for every cache type, and an F32 cache against Attention's decode path, bit for

@@ -180,11 +180,6 @@ class Workload {
     }
     return buffer;
   }
-  static std::vector<uint32_t> BitsOf(const std::vector<float>& v) {
-    std::vector<uint32_t> bits(v.size());
-    std::memcpy(bits.data(), v.data(), v.size() * sizeof(float));
-    return bits;
-  }
   std::vector<float> x_ = std::vector<float>(7 * 333), w_ = std::vector<float>(64 * 48), b_ = std::vector<float>(48),
                      q_ = std::vector<float>(13 * 4 * 40), k_ = std::vector<float>(29 * 2 * 40),
                      v_ = std::vector<float>(29 * 2 * 24), mask_ = std::vector<float>(13 * 29);

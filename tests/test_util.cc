@@ -200,6 +200,28 @@ bool GuardedBuffer::GuardsIntact() const {
 
 void GuardedBuffer::Fill(float value) { std::fill(data(), data() + size_, value); }
 
+std::vector<uint32_t> BitsOf(const float* x, size_t n) {
+  std::vector<uint32_t> bits(n);
+  if (n != 0) std::memcpy(bits.data(), x, n * sizeof(float));
+  return bits;
+}
+
+::testing::AssertionResult SameOrBothNaN(const float* a, const float* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (Bits(a[i]) != Bits(b[i])) {
+      return ::testing::AssertionFailure() << "at " << i << " of " << n << ": " << a[i] << " (0x" << std::hex
+                                           << Bits(a[i]) << "), " << b[i] << " (0x" << Bits(b[i]) << ")" << std::dec;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult SameOrBothNaN(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << ", " << b.size();
+  return SameOrBothNaN(a.data(), b.data(), a.size());
+}
+
 std::vector<uint32_t> GuardedBuffer::Bits() const {
   std::vector<uint32_t> bits(size_);
   for (size_t i = 0; i < size_; ++i) bits[i] = edgeattn_test::Bits(data()[i]);

@@ -183,6 +183,16 @@ inline uint32_t Bits(float f) {
   return u;
 }
 
+// The bits of n floats, for bit-for-bit comparisons.
+std::vector<uint32_t> BitsOf(const float* x, size_t n);
+inline std::vector<uint32_t> BitsOf(const std::vector<float>& v) { return BitsOf(v.data(), v.size()); }
+
+// n floats of a and b equal bit for bit, or both NaN: for the promises that give a NaN where the other call has one
+// but leave its sign and payload to the order of the operations (attention.h's work split, kv_cache.h's routes). A
+// failure names the first index that differs.
+::testing::AssertionResult SameOrBothNaN(const float* a, const float* b, size_t n);
+::testing::AssertionResult SameOrBothNaN(const std::vector<float>& a, const std::vector<float>& b);
+
 // Units in the last place of `exact` rounded to float (for exact >= FLT_MIN in magnitude).
 double UlpOf(double exact);
 // 1 / UlpOf(exact), exactly, from the bits of exact rounded to float (the exhaustive sweeps: frexp and ldexp would
