@@ -30,12 +30,13 @@ namespace edgeattn {
 // top of its binade, where the same relative error is twice as many ULPs; the division adds 0.5. What is not lost: x -
 // m is computed with its rounding error (2Sum, or Fast2Sum on rows whose max bounds every entry's exponent: the same
 // error) folded into the exp argument, so logits of 1e4 lose nothing; the row sum is accumulated in double per
-// lane (rows of one vector, and on x86 and AArch64 NEON rows of up to four, add every term to the double lanes;
-// longer rows keep a float per lane that starts at 2^65 above every term, so that Fast2Sum gives each addition's
-// error exactly, beside the float sum of those errors, both moved to the double lanes every 32 steps: at most 2^-28
-// of the sum; softmax-inl.h, SoftmaxRegisterRow and ExpRowPairs); in float with 2Sum on SCALAR, EMU128 and ARMv7
-// NEON, which have no double vectors; the quotient is corrected by one Newton step (exact with FMA),
-// or on x86 for rows of one vector (16 floats with AVX-512) is a vector division (correctly rounded).
+// lane (rows of one vector, and rows of up to eight with AVX-512 and AArch64 NEON, four on the other x86 targets,
+// add every term to the double lanes; longer rows keep a float per lane that starts at 2^65 above every term, so
+// that Fast2Sum gives each addition's error exactly, beside the float sum of those errors, both moved to the double
+// lanes every 32 steps: at most 2^-28 of the sum; softmax-inl.h, SoftmaxRegisterRow and ExpRowPairs); in float with
+// 2Sum on SCALAR, EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step
+// (exact with FMA), or on x86 for rows of one vector (16 floats with AVX-512) is a vector division (correctly
+// rounded).
 // Environment: the bound above assumes rounding to nearest; with flush-to-zero / denormals-are-zero it holds
 // unchanged (entries below FLT_MIN may be +0). Under a directed rounding mode the bound is 8 ULP (row sums
 // within 2^-20; measured 4.4 ULP); the special values and the one-hot answers are exact in every mode, zeros

@@ -318,14 +318,16 @@ HWY_INLINE void SoftmaxRowFiniteMax(D d, const float* in, float* out, size_t n, 
 }
 
 #if (HWY_ARCH_X86 || HWY_TARGET == HWY_NEON) && HWY_HAVE_FLOAT64 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-// Rows of two to kRegisterRowVectors vectors (17 to 64 floats with AVX-512, 5 to 32 with AArch64 NEON; not on SVE,
-// whose sizeless vectors cannot form the array below): the time of such a row is its dependency chain, so the row is
-// loaded once and stays in registers, with no store of e and no reload between the passes, and its sum needs no
-// offset sums: each vector of exact float terms e^(x - m) 2^64 is widened and added in double lanes (at most 63
-// additions of nonnegative terms, an error below 2^-47 of the sum before it is rounded to float). The last vector's
-// lanes past n hold the first vector's lanes (row values, which change neither the max nor the least value); their
-// exponentials are zeroed before the sum and never stored.
-#if HWY_ARCH_X86
+// Rows of two to kRegisterRowVectors vectors (17 to 128 floats with AVX-512, 9 to 32 with AVX2, 5 to 32 with
+// AArch64 NEON; not on SVE, whose sizeless vectors cannot form the array below): the time of such a row is its
+// dependency chain, so the row is loaded once and stays in registers, with no store of e and no reload between the
+// passes, and its sum needs no offset sums: each vector of exact float terms e^(x - m) 2^64 is widened and added in
+// double lanes (at most 127 additions of nonnegative terms, an error below 2^-46 of the sum before it is rounded to
+// float). The last vector's lanes past n hold the first vector's lanes (row values, which change neither the max nor
+// the least value); their exponentials are zeroed before the sum and never stored.
+// Eight vectors where the target has 32 vector registers (AVX-512, AArch64); four where it has 16 (AVX2 and below:
+// eight spill there, and rows of six and eight AVX2 vectors ran slower than the general path).
+#if HWY_ARCH_X86 && HWY_TARGET > HWY_AVX3
 constexpr size_t kRegisterRowVectors = 4;
 #else
 constexpr size_t kRegisterRowVectors = 8;
