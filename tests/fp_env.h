@@ -96,6 +96,9 @@ inline uint64_t ControlFor(uint64_t base, const FpEnv& env) {
   if (env.flush_to_zero) v |= uint64_t{1} << 24;
   return v;
 }
+// FPCR / FPSCR.AHP (bit 26): halves in Arm's alternative format, where exponent 31 holds numbers, not infinities and
+// NaNs. Only the FPU's half conversions read it.
+constexpr uint64_t kAlternativeHalfBit = uint64_t{1} << 26;
 #elif !EDGEATTN_FP_CONTROL_X86
 inline uint64_t ControlFor(uint64_t base, const FpEnv&) { return base; }
 #endif

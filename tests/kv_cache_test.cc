@@ -49,6 +49,33 @@ TEST(KvCacheHalf, EveryHalfConvertsBackExactly) {
   }
 }
 
+// The same bits in every floating-point environment the caller may have set: the rounding mode and flush-to-zero
+// (a subnormal half is a normal float) and, on Arm, AHP, which Cortex-M's VCVTB reads (lib/common/f16.h).
+TEST(KvCacheHalf, EveryHalfConvertsBackTheSameInEveryFpEnvironment) {
+  std::vector<float> want(65536), got(65536);
+  for (uint32_t h = 0; h < 65536; ++h) want[h] = edgeattn::internal::HalfBitsToFloat(static_cast<uint16_t>(h));
+  std::vector<std::string> names;
+  std::vector<uint64_t> controls;
+  for (int mode = kToNearest; mode <= kTowardZero; ++mode) {
+    for (bool ftz : {false, true}) {
+      const FpEnv env{static_cast<Rounding>(mode), ftz, false};
+      names.push_back(env.Name());
+      controls.push_back(ControlFor(ReadControl(), env));
+#if EDGEATTN_FP_CONTROL_ARM
+      names.push_back(env.Name() + "+AHP");
+      controls.push_back(ControlFor(ReadControl(), env) | kAlternativeHalfBit);
+#endif
+    }
+  }
+  for (size_t e = 0; e < controls.size(); ++e) {
+    const uint64_t saved = ReadControl();
+    WriteControl(controls[e]);
+    for (uint32_t h = 0; h < 65536; ++h) got[h] = edgeattn::internal::HalfBitsToFloat(static_cast<uint16_t>(h));
+    WriteControl(saved);
+    for (uint32_t h = 0; h < 65536; ++h) ASSERT_EQ(Bits(got[h]), Bits(want[h])) << names[e] << " half " << h;
+  }
+}
+
 // A dense sample of all 2^32 floats (every 65537th pattern, which walks through every exponent and low-bit
 // pattern) plus every float within 3 patterns of each half and each midpoint between halves (the ties and their
 // neighbours, where rounding decides). The exhaustive

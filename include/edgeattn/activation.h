@@ -34,7 +34,9 @@ enum class Activation : int {
 // underflows, a microcode assist on x86): the same bits in round to nearest.
 // SIMD SiLU (except on ARMv7, whose division is not correctly rounded): a vector whose lanes all have |x| <= 43
 // (e^-x normal) takes x / (1 + e^-x) directly, with the same exp; measured over every float with |x| <= 43 on
-// x86-64: 2.39 ULP with FMA (AVX3, AVX2), 2.47 without (SSE4, SSSE3, SCALAR); other vectors as above.
+// x86-64: 2.39 ULP with FMA (AVX3, AVX2), 2.47 without (SSE4, SSSE3); other vectors as above.
+// Highway's one-lane SCALAR target (the Cortex-M4 and M7 builds) runs the scalar path's loops, for every activation
+// and for Add: they take fewer instructions there than one-lane vector code, and give the scalar path's bits.
 //
 // Contract (asserted over all tails, misalignments and targets; an exhaustive test checks every float32 input on
 // every path, see tests/activation_exhaustive_test.cc, which prints the measured maximum per path):

@@ -16,7 +16,9 @@ namespace edgeattn {
 // subnormals to zero (ARMv7 NEON always; x86 if the caller sets FTZ/DAZ) that term is n * 2^-126 instead, and it
 // holds only for inputs that are normal or zero (a subnormal input reads as 0 there). This is the classic bound for
 // any summation order; the SIMD path sums in Lanes*4 interleaved partial sums, so its typical error is far smaller
-// than the scalar path's. It assumes rounding to nearest; under a directed rounding mode it holds with u = 2^-23.
+// than the scalar path's (Highway's one-lane SCALAR target, in the Cortex-M4 and M7 builds, runs the scalar path's
+// loop: fewer instructions there). It assumes rounding to nearest; under a directed rounding mode it holds with
+// u = 2^-23.
 // Errors: kNullPointer (a, b or result null), kInvalidShape (n * 4 bytes overflows size_t; checked before
 // anything is read), kOverlap (result inside a or b).
 [[nodiscard]] Status Dot(const float* a, const float* b, size_t n, float* result) noexcept;

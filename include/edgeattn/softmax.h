@@ -37,6 +37,7 @@ namespace edgeattn {
 // 2Sum on SCALAR, EMU128 and ARMv7 NEON, which have no double vectors; the quotient is corrected by one Newton step
 // (exact with FMA), or on x86 for rows of one vector (16 floats with AVX-512) is a vector division (correctly
 // rounded).
+// Highway's one-lane SCALAR target (the Cortex-M4 and M7 builds) runs the scalar path's row loop, the same bits.
 // Environment: the bound above assumes rounding to nearest; with flush-to-zero / denormals-are-zero it holds
 // unchanged (entries below FLT_MIN may be +0). Under a directed rounding mode the bound is 8 ULP (row sums
 // within 2^-20; measured 4.4 ULP); the special values and the one-hot answers are exact in every mode, zeros

@@ -284,6 +284,11 @@ HWY_INLINE void MapGatedArray(const float* gate, const float* up, float* y, size
 
 // act is valid (checked by the caller); the choice is made once, before the loop.
 inline void ActivationArray(const float* x, float* y, size_t n, Activation act) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
+  // Highway's one-lane code (docs/performance.md, "One lane").
+  return internal::ActivationArrayScalar(x, y, n, act);
+#endif
   switch (act) {
     case Activation::kGeluErf:
       return MapArray(x, y, n, GeluErfOp());
@@ -297,6 +302,11 @@ inline void ActivationArray(const float* x, float* y, size_t n, Activation act) 
 }
 
 inline void GatedActivationArray(const float* gate, const float* up, float* y, size_t n, Activation act) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
+  // Highway's one-lane code (docs/performance.md, "One lane").
+  return internal::GatedActivationArrayScalar(gate, up, y, n, act);
+#endif
   switch (act) {
     case Activation::kGeluErf:
       return MapGatedArray(gate, up, y, n, GeluErfOp());
@@ -310,6 +320,11 @@ inline void GatedActivationArray(const float* gate, const float* up, float* y, s
 }
 
 inline void AddArrays(const float* a, const float* b, float* y, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
+  // Highway's one-lane code (docs/performance.md, "One lane").
+  return internal::AddArraysScalar(a, b, y, n);
+#endif
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   size_t i = 0;

@@ -64,21 +64,6 @@ Status CheckAdd(const float* a, const float* b, const float* y, size_t n) {
   return CheckOverlap(a, b, y, n);
 }
 
-// act is valid (checked first). The choice is made once per call, so each loop has its function inlined.
-template <typename Loop>
-void WithScalarActivation(Activation act, Loop loop) {
-  switch (act) {
-    case Activation::kGeluErf:
-      return loop([](float x) { return internal::GeluErfScalar(x); });
-    case Activation::kGeluTanh:
-      return loop([](float x) { return internal::GeluTanhScalar(x); });
-    case Activation::kSilu:
-      return loop([](float x) { return internal::SiluScalar(x); });
-    case Activation::kRelu:
-      return loop([](float x) { return internal::ReluScalar(x); });
-  }
-}
-
 }  // namespace
 
 HWY_EXPORT(ActivationArray);
@@ -108,25 +93,21 @@ namespace scalar {
 Status ActivationApply(const float* x, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(x, nullptr, false, y, n, act);
   if (status != Status::kOk) return status;
-  WithScalarActivation(act, [&](auto f) {
-    for (size_t i = 0; i < n; ++i) y[i] = f(x[i]);
-  });
+  internal::ActivationArrayScalar(x, y, n, act);
   return Status::kOk;
 }
 
 Status GatedActivation(const float* gate, const float* up, float* y, size_t n, Activation act) noexcept {
   const Status status = CheckActivation(gate, up, true, y, n, act);
   if (status != Status::kOk) return status;
-  WithScalarActivation(act, [&](auto f) {
-    for (size_t i = 0; i < n; ++i) y[i] = f(gate[i]) * up[i];
-  });
+  internal::GatedActivationArrayScalar(gate, up, y, n, act);
   return Status::kOk;
 }
 
 Status Add(const float* a, const float* b, float* y, size_t n) noexcept {
   const Status status = CheckAdd(a, b, y, n);
   if (status != Status::kOk) return status;
-  for (size_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+  internal::AddArraysScalar(a, b, y, n);
   return Status::kOk;
 }
 

@@ -16,8 +16,10 @@
 #ifndef EDGEATTN_LIB_ACTIVATION_ACTIVATION_SCALAR_H_
 #define EDGEATTN_LIB_ACTIVATION_ACTIVATION_SCALAR_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "edgeattn/activation.h"
 #include "lib/common/bit_cast.h"
 #include "lib/common/float_util.h"
 #include "lib/exp/exp_scalar.h"
@@ -186,6 +188,51 @@ inline float GeluErfScalar(float x) {
 
 // NaN stays NaN (the comparison is false); -0 and every negative give +0.
 inline float ReluScalar(float x) { return x <= 0.0f ? 0.0f : x; }
+
+// The scalar path's loops, which Highway's one-lane SCALAR target runs too (activation-inl.h). act is valid
+// (checked first). The choice is made once per call, so each loop has its function inlined. Each caller gets its own
+// copy (always_inline): called out of line, or left to GCC's choice with two callers, the GELU erf loop took 10% more
+// instructions on the Cortex-M4 (99,373 against 90,158 per 1,024 values).
+template <typename F>
+inline void MapScalar(const float* x, float* y, size_t n, F f) {
+  for (size_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+template <typename F>
+inline void MapGatedScalar(const float* gate, const float* up, float* y, size_t n, F f) {
+  for (size_t i = 0; i < n; ++i) y[i] = f(gate[i]) * up[i];
+}
+
+__attribute__((always_inline)) inline void ActivationArrayScalar(const float* x, float* y, size_t n, Activation act) {
+  switch (act) {
+    case Activation::kGeluErf:
+      return MapScalar(x, y, n, [](float v) { return GeluErfScalar(v); });
+    case Activation::kGeluTanh:
+      return MapScalar(x, y, n, [](float v) { return GeluTanhScalar(v); });
+    case Activation::kSilu:
+      return MapScalar(x, y, n, [](float v) { return SiluScalar(v); });
+    case Activation::kRelu:
+      return MapScalar(x, y, n, [](float v) { return ReluScalar(v); });
+  }
+}
+
+__attribute__((always_inline)) inline void GatedActivationArrayScalar(const float* gate, const float* up, float* y,
+                                                                      size_t n, Activation act) {
+  switch (act) {
+    case Activation::kGeluErf:
+      return MapGatedScalar(gate, up, y, n, [](float v) { return GeluErfScalar(v); });
+    case Activation::kGeluTanh:
+      return MapGatedScalar(gate, up, y, n, [](float v) { return GeluTanhScalar(v); });
+    case Activation::kSilu:
+      return MapGatedScalar(gate, up, y, n, [](float v) { return SiluScalar(v); });
+    case Activation::kRelu:
+      return MapGatedScalar(gate, up, y, n, [](float v) { return ReluScalar(v); });
+  }
+}
+
+inline void AddArraysScalar(const float* a, const float* b, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
 
 }  // namespace internal
 }  // namespace edgeattn

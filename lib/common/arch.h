@@ -20,4 +20,13 @@
 #define EDGEATTN_HAS_MVE_INT 0
 #endif
 
+// An M-profile core with a single-precision FPU (Cortex-M4's FPv4-SP, M7's and M33's FPv5, M55): VCVTB converts
+// a half to a float in one instruction. GCC's __ARM_FP leaves its half-precision bit clear for FPv4-SP, whose
+// instruction set has the conversions all the same, so the test is the profile and the single-precision bit.
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4)
+#define EDGEATTN_HAS_M_PROFILE_FPU 1
+#else
+#define EDGEATTN_HAS_M_PROFILE_FPU 0
+#endif
+
 #endif  // EDGEATTN_LIB_COMMON_ARCH_H_

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The F16 storage format on Highway vectors (the scalar conversions are lib/common/f16.h): a vector of halves
-// converted to floats exactly, by F16C's vcvtph2ps on x86 and by integer operations elsewhere; and floats converted
-// to halves by the integer steps of FloatToHalfBits, branch-free (the same bits in every rounding mode).
+// converted to floats exactly, by F16C's vcvtph2ps on x86, by VCVTB in the one lane of Highway's SCALAR target on
+// Cortex-M FPUs and by integer operations elsewhere; and floats converted to halves by the integer steps of
+// FloatToHalfBits, branch-free (the same bits in every rounding mode).
 
 #if defined(EDGEATTN_LIB_COMMON_F16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef EDGEATTN_LIB_COMMON_F16_INL_H_
@@ -50,6 +51,10 @@ HWY_INLINE hn::Vec<D> LoadHalves(D d, const uint16_t* p) {
   // emulated PromoteTo on other targets turns infinities and NaNs into finite values: the integer code there.
   const hn::Rebind<hwy::float16_t, D> dh;
   return hn::PromoteTo(d, hn::BitCast(dh, hn::LoadU(d16, p)));
+#elif HWY_TARGET == HWY_SCALAR && EDGEATTN_HAS_M_PROFILE_FPU
+  // One lane on a Cortex-M FPU: the scalar conversion's VCVTB (lib/common/f16.h), not the integer lanes below.
+  (void)d16;
+  return hn::Set(d, internal::HalfBitsToFloat(*p));
 #else
   return HalfToFloat(d, hn::PromoteTo(hn::RebindToUnsigned<D>(), hn::LoadU(d16, p)));
 #endif

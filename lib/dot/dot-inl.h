@@ -12,6 +12,7 @@
 
 #include "hwy/highway.h"
 #include "lib/common/simd_tail-inl.h"
+#include "lib/dot/dot_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace edgeattn {
@@ -37,7 +38,13 @@ HWY_INLINE float Dot(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT
 }
 
 inline void DotArrays(const float* a, const float* b, size_t n, float* result) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
+  // Highway's one-lane code (docs/performance.md, "One lane").
+  *result = internal::DotScalar(a, b, n);
+#else
   *result = Dot(hn::ScalableTag<float>(), a, b, n);
+#endif
 }
 
 }  // namespace HWY_NAMESPACE

@@ -48,11 +48,7 @@ namespace scalar {
 Status Exp(const float* in, float* out, size_t n) noexcept {
   const Status status = CheckExp(in, out, n);
   if (status != Status::kOk) return status;
-  if (internal::RoundsToNearest()) {
-    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], true);
-  } else {
-    for (size_t i = 0; i < n; ++i) out[i] = internal::ExpRr2P6(in[i], false);
-  }
+  internal::ExpArrayScalar(in, out, n);
   return Status::kOk;
 }
 }  // namespace scalar

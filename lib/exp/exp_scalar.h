@@ -23,6 +23,7 @@
 #ifndef EDGEATTN_LIB_EXP_EXP_SCALAR_H_
 #define EDGEATTN_LIB_EXP_EXP_SCALAR_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/common/bit_cast.h"
@@ -146,6 +147,15 @@ inline float ExpRr2P6(float x, bool to_nearest) {
 }
 
 inline float ExpRr2P6(float x) { return ExpRr2P6(x, RoundsToNearest()); }
+
+// The scalar path's loop (also the one-lane SCALAR target's, exp-inl.h): the rounding mode read once.
+inline void ExpArrayScalar(const float* in, float* out, size_t n) {
+  if (RoundsToNearest()) {
+    for (size_t i = 0; i < n; ++i) out[i] = ExpRr2P6(in[i], true);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = ExpRr2P6(in[i], false);
+  }
+}
 
 // e^(d + d_lo) for d <= 0 (or -inf); +0 for d < kShiftedMinArg; NaN for NaN (softmax detects NaN rows by it).
 inline float ExpRr2P6Shifted(float d, float d_lo, bool to_nearest) {

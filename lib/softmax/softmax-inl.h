@@ -434,7 +434,13 @@ inline void SoftmaxRow(const float* in, float* out, size_t n) {
 }
 
 inline void SoftmaxRows(const float* in, float* out, size_t rows, size_t cols) {
-  for (size_t r = 0; r < rows; ++r) SoftmaxRow(in + r * cols, out + r * cols, cols);
+  for (size_t r = 0; r < rows; ++r) {
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop, fewer instructions (docs/performance.md, "One lane")
+    internal::SoftmaxRowScalar(in + r * cols, out + r * cols, cols);
+#else
+    SoftmaxRow(in + r * cols, out + r * cols, cols);
+#endif
+  }
 }
 
 }  // namespace HWY_NAMESPACE
