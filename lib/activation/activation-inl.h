@@ -284,9 +284,7 @@ HWY_INLINE void MapGatedArray(const float* gate, const float* up, float* y, size
 
 // act is valid (checked by the caller); the choice is made once, before the loop.
 inline void ActivationArray(const float* x, float* y, size_t n, Activation act) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
-  // Highway's one-lane code (docs/performance.md, "One lane").
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop (docs/performance.md, "One lane")
   return internal::ActivationArrayScalar(x, y, n, act);
 #endif
   switch (act) {
@@ -302,9 +300,7 @@ inline void ActivationArray(const float* x, float* y, size_t n, Activation act) 
 }
 
 inline void GatedActivationArray(const float* gate, const float* up, float* y, size_t n, Activation act) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
-  // Highway's one-lane code (docs/performance.md, "One lane").
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop (docs/performance.md, "One lane")
   return internal::GatedActivationArrayScalar(gate, up, y, n, act);
 #endif
   switch (act) {
@@ -320,9 +316,7 @@ inline void GatedActivationArray(const float* gate, const float* up, float* y, s
 }
 
 inline void AddArrays(const float* a, const float* b, float* y, size_t n) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
-  // Highway's one-lane code (docs/performance.md, "One lane").
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop (docs/performance.md, "One lane")
   return internal::AddArraysScalar(a, b, y, n);
 #endif
   const hn::ScalableTag<float> d;

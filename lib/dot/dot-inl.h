@@ -38,9 +38,7 @@ HWY_INLINE float Dot(D d, const float* HWY_RESTRICT a, const float* HWY_RESTRICT
 }
 
 inline void DotArrays(const float* a, const float* b, size_t n, float* result) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
-  // Highway's one-lane code (docs/performance.md, "One lane").
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop (docs/performance.md, "One lane")
   *result = internal::DotScalar(a, b, n);
 #else
   *result = Dot(hn::ScalableTag<float>(), a, b, n);

@@ -230,9 +230,7 @@ HWY_INLINE void ExpArrayIn(const float* in, float* out, size_t n) {
 }
 
 inline void ExpArray(const float* in, float* out, size_t n) {
-#if HWY_TARGET == HWY_SCALAR
-  // One lane (Highway's SCALAR target: Cortex-M4 and M7): the scalar path's loop, fewer instructions there than
-  // Highway's one-lane code (docs/performance.md, "One lane").
+#if HWY_TARGET == HWY_SCALAR  // one lane: the scalar path's loop (docs/performance.md, "One lane")
   return internal::ExpArrayScalar(in, out, n);
 #endif
   if (HWY_LIKELY(ExpToNearest())) return ExpArrayIn<true>(in, out, n);
